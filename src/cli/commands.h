@@ -1,0 +1,15 @@
+// Registration of the `tessera` subcommands. Each Register*Command adds one subcommand whose
+// callback runs the command and records its exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace tessera::cli {
+
+void RegisterCommands(CLI::App& app);
+void SetExitCode(int code);
+int ExitCode();
+
+void RegisterSimCommand(CLI::App& app);
+
+}  // namespace tessera::cli

@@ -1,0 +1,10 @@
+# The `tessera` command. Subcommands live in src/cli/<name>_command.cpp, one file each.
+file(GLOB cli_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/cli/*.cpp)
+add_executable(tessera ${cli_srcs})
+target_include_directories(tessera PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+target_link_libraries(tessera PRIVATE tessera_sim CLI11::CLI11 fmt::fmt Threads::Threads tessera_warnings)
+foreach(part store server agent)
+  if(TARGET tessera_${part})
+    target_link_libraries(tessera PRIVATE tessera_${part})
+  endif()
+endforeach()

@@ -1,0 +1,115 @@
+#include "core/cluster_state.h"
+
+#include <algorithm>
+#include <string>
+
+namespace tessera {
+
+int NodeState::FullyFreeGpus(int gpu_count) const {
+  int n = 0;
+  for (int g = 0; g < gpu_count; ++g) n += gpu_free[g] == kMilliPerGpu;
+  return n;
+}
+
+ClusterState::ClusterState(const Cluster& cluster)
+    : cluster_(&cluster),
+      nodes_(cluster.nodes().size()),
+      request_sizes_(cluster.nodes().size()) {
+  for (const auto& n : cluster.nodes()) {
+    auto& s = nodes_[n.id.value];
+    s.free = n.capacity;
+    for (int g = 0; g < n.gpu_count; ++g) s.gpu_free[g] = kMilliPerGpu;
+    healthy_gpu_milli_ += n.capacity.gpu_milli;
+  }
+}
+
+bool ClusterState::Fits(const TaskPlacement& t) const {
+  if (!t.node.valid() || t.node.value >= nodes_.size()) return false;
+  const auto& s = nodes_[t.node.value];
+  const auto& n = cluster_->node(t.node);
+  if (!s.healthy) return false;
+  if (t.gpu_mask >> n.gpu_count) return false;  // a GPU the node does not have
+  if (t.gpu_milli < 0 || t.gpu_milli > kMilliPerGpu) return false;
+  if (s.free.cpu_milli < t.cpu_milli || s.free.memory_mib < t.memory_mib) return false;
+  for (int g = 0; g < n.gpu_count; ++g) {
+    if ((t.gpu_mask >> g & 1) && s.gpu_free[g] < t.gpu_milli) return false;
+  }
+  return true;
+}
+
+Status ClusterState::Apply(const Placement& p) {
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (!Fits(p[i])) {
+      for (std::size_t j = 0; j < i; ++j) Give(p[j]);
+      return FailedPrecondition("task " + std::to_string(i) + " does not fit on node " +
+                                std::to_string(p[i].node.value));
+    }
+    Take(p[i]);  // take now so that two tasks of one gang cannot share a GPU's last milli
+  }
+  return {};
+}
+
+void ClusterState::Release(const Placement& p) {
+  for (const auto& t : p) Give(t);
+}
+
+void ClusterState::Take(const TaskPlacement& t) {
+  auto& s = nodes_[t.node.value];
+  s.free.cpu_milli -= t.cpu_milli;
+  s.free.memory_mib -= t.memory_mib;
+  for (int g = 0; g < kMaxGpusPerNode; ++g) {
+    if (t.gpu_mask >> g & 1) s.gpu_free[g] -= t.gpu_milli;
+  }
+  const std::int64_t gpu = t.gpu_count() * std::int64_t{t.gpu_milli};
+  s.free.gpu_milli -= gpu;
+  allocated_gpu_milli_ += gpu;
+  ++s.tasks;
+  ++s.version;
+  if (t.gpu_mask != 0) {
+    auto& sizes = request_sizes_[t.node.value];
+    auto it = std::lower_bound(sizes.begin(), sizes.end(), std::make_pair(t.gpu_milli, 0U));
+    if (it != sizes.end() && it->first == t.gpu_milli) {
+      ++it->second;
+    } else {
+      sizes.insert(it, {t.gpu_milli, 1U});
+    }
+  }
+}
+
+void ClusterState::Give(const TaskPlacement& t) {
+  auto& s = nodes_[t.node.value];
+  s.free.cpu_milli += t.cpu_milli;
+  s.free.memory_mib += t.memory_mib;
+  for (int g = 0; g < kMaxGpusPerNode; ++g) {
+    if (t.gpu_mask >> g & 1) s.gpu_free[g] += t.gpu_milli;
+  }
+  const std::int64_t gpu = t.gpu_count() * std::int64_t{t.gpu_milli};
+  s.free.gpu_milli += gpu;
+  allocated_gpu_milli_ -= gpu;
+  --s.tasks;
+  ++s.version;
+  if (t.gpu_mask != 0) {
+    auto& sizes = request_sizes_[t.node.value];
+    auto it = std::lower_bound(sizes.begin(), sizes.end(), std::make_pair(t.gpu_milli, 0U));
+    if (it != sizes.end() && it->first == t.gpu_milli && --it->second == 0) sizes.erase(it);
+  }
+}
+
+void ClusterState::SetHealthy(NodeId id, bool healthy) {
+  auto& s = nodes_[id.value];
+  if (s.healthy == healthy) return;
+  s.healthy = healthy;
+  ++s.version;
+  const auto cap = cluster_->node(id).capacity.gpu_milli;
+  healthy_gpu_milli_ += healthy ? cap : -cap;
+}
+
+std::int64_t ClusterState::free_gpu_milli() const {
+  std::int64_t f = 0;
+  for (const auto& s : nodes_) {
+    if (s.healthy) f += s.free.gpu_milli;
+  }
+  return f;
+}
+
+}  // namespace tessera

@@ -1,0 +1,64 @@
+// What is free on every node and every GPU right now. The one place where allocation happens:
+// Apply() refuses any placement that would over-allocate a GPU, CPU or memory, or use an
+// unhealthy node, and applies a gang all-or-nothing. Not thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/placement.h"
+#include "core/status.h"
+
+namespace tessera {
+
+struct NodeState {
+  Resources free;
+  std::array<std::int32_t, kMaxGpusPerNode> gpu_free{};  // milli free per GPU
+  std::uint32_t tasks = 0;
+  std::uint64_t version = 0;  // bumped on every change; caches key on it
+  bool healthy = true;
+
+  int FullyFreeGpus(int gpu_count) const;
+};
+
+class ClusterState {
+ public:
+  explicit ClusterState(const Cluster& cluster);
+
+  const Cluster& cluster() const { return *cluster_; }
+  const NodeState& node(NodeId id) const { return nodes_[id.value]; }
+  int node_count() const { return static_cast<int>(nodes_.size()); }
+
+  // True when `t` fits on its node now (healthy node, enough CPU, memory and GPU milli).
+  bool Fits(const TaskPlacement& t) const;
+  // Applies every task or none; fails naming the first task that does not fit.
+  Status Apply(const Placement& p);
+  // Returns the resources of a placement that was applied before.
+  void Release(const Placement& p);
+  void SetHealthy(NodeId id, bool healthy);
+
+  std::int64_t allocated_gpu_milli() const { return allocated_gpu_milli_; }
+  std::int64_t healthy_gpu_milli() const { return healthy_gpu_milli_; }
+  std::int64_t free_gpu_milli() const;  // on healthy nodes
+
+  // Per node, how many tasks hold each per-GPU request size (milli), sorted by size. The
+  // GPU-clustering policy groups equal sizes.
+  const std::vector<std::pair<std::int32_t, std::uint32_t>>& request_sizes(NodeId id) const {
+    return request_sizes_[id.value];
+  }
+
+ private:
+  void Take(const TaskPlacement& t);
+  void Give(const TaskPlacement& t);
+
+  const Cluster* cluster_;
+  std::vector<NodeState> nodes_;
+  std::vector<std::vector<std::pair<std::int32_t, std::uint32_t>>> request_sizes_;
+  std::int64_t allocated_gpu_milli_ = 0;
+  std::int64_t healthy_gpu_milli_ = 0;
+};
+
+}  // namespace tessera

@@ -1,0 +1,123 @@
+#include "sched/placement/task_placer.h"
+
+#include <bit>
+
+namespace tessera {
+
+int ScoreCache::ShapeId(const TaskShape& shape) {
+  auto key = std::make_tuple(shape.cpu_milli, shape.memory_mib, shape.gpus, shape.gpu_milli);
+  auto [it, inserted] = shape_ids_.try_emplace(key, static_cast<int>(shape_ids_.size()));
+  return it->second;
+}
+
+const NodeScore* ScoreCache::Find(NodeId node, int shape, std::uint64_t version) const {
+  if (node.value >= entries_.size()) return nullptr;
+  const auto& row = entries_[node.value];
+  if (static_cast<std::size_t>(shape) >= row.size()) return nullptr;
+  const auto& e = row[static_cast<std::size_t>(shape)];
+  return e.version_plus_one == version + 1 ? &e.score : nullptr;
+}
+
+void ScoreCache::Store(NodeId node, int shape, std::uint64_t version, NodeScore score) {
+  if (node.value >= entries_.size()) entries_.resize(node.value + 1);
+  auto& row = entries_[node.value];
+  if (static_cast<std::size_t>(shape) >= row.size()) row.resize(static_cast<std::size_t>(shape) + 1);
+  row[static_cast<std::size_t>(shape)] = Entry{version + 1, score};
+}
+
+bool TaskFitsNode(const Node& node, const NodeState& s, const TaskShape& shape,
+                  GpuModelSet models) {
+  if (!s.healthy) return false;
+  if (s.free.cpu_milli < shape.cpu_milli || s.free.memory_mib < shape.memory_mib) return false;
+  if (shape.gpus == 0) return true;
+  if (!models.Contains(node.gpu_model)) return false;
+  if (s.free.gpu_milli < shape.gpus * std::int64_t{shape.gpu_milli}) return false;
+  int usable = 0;
+  for (int g = 0; g < node.gpu_count; ++g) usable += s.gpu_free[g] >= shape.gpu_milli;
+  return usable >= shape.gpus;
+}
+
+std::optional<TaskPlacement> TaskPlacer::Place(const ClusterState& state, const TaskShape& shape,
+                                               GpuModelSet models, Rng& rng,
+                                               const std::vector<NodeId>* candidates) const {
+  const bool memo = cache_ != nullptr && policy_.deterministic();
+  const int shape_id = memo ? cache_->ShapeId(shape) : -1;
+  const auto& cluster = state.cluster();
+  NodeId best;
+  NodeScore best_score;
+  std::uint64_t ties = 0;
+
+  auto consider = [&](NodeId id) {
+    const auto& node = cluster.node(id);
+    const auto& s = state.node(id);
+    if (!TaskFitsNode(node, s, shape, models)) return;
+    NodeScore score;
+    if (const NodeScore* hit = memo ? cache_->Find(id, shape_id, s.version) : nullptr) {
+      score = *hit;
+    } else {
+      score = policy_.Score(state, id, shape, rng);
+      if (memo) cache_->Store(id, shape_id, s.version, score);
+    }
+    if (shape.gpus > 0 && std::popcount(score.gpu_mask) != shape.gpus) return;  // policy found no GPUs
+    if (!best.valid() || score.score > best_score.score) {
+      best = id;
+      best_score = score;
+      ties = 1;
+    } else if (score.score == best_score.score && rng.Uniform(++ties) == 0) {
+      best = id;  // reservoir sampling: each tied node is kept with equal probability
+      best_score = score;
+    }
+  };
+  if (candidates != nullptr) {
+    for (NodeId id : *candidates) consider(id);
+  } else {
+    for (const auto& n : cluster.nodes()) consider(n.id);
+  }
+  if (!best.valid()) return std::nullopt;
+  return TaskPlacement{best, best_score.gpu_mask, shape.gpus > 0 ? shape.gpu_milli : 0,
+                       shape.cpu_milli, shape.memory_mib};
+}
+
+std::optional<Placement> TaskPlacer::PlaceGang(ClusterState& state, const Workload& job,
+                                               Rng& rng) const {
+  Placement placement;
+  placement.reserve(static_cast<std::size_t>(job.TaskCount()));
+  for (const auto& group : job.groups) {
+    for (int i = 0; i < group.count; ++i) {
+      auto task = Place(state, group.shape, job.allowed_models, rng);
+      if (!task || !state.Apply({*task})) {
+        state.Release(placement);
+        return std::nullopt;
+      }
+      placement.push_back(*task);
+    }
+  }
+  return placement;
+}
+
+std::optional<std::string> NeverFitsReason(const Cluster& cluster, const Workload& job) {
+  if (job.groups.empty() || job.TaskCount() == 0) return "the job has no tasks";
+  ClusterState empty(cluster);
+  for (const auto& group : job.groups) {
+    bool any = false;
+    for (const auto& n : cluster.nodes()) {
+      if (TaskFitsNode(n, empty.node(n.id), group.shape, job.allowed_models)) {
+        any = true;
+        break;
+      }
+    }
+    if (!any) {
+      return "no node can hold one " + group.name + " (" + std::to_string(group.shape.gpus) +
+             " GPU x " + std::to_string(group.shape.gpu_milli) + " milli, " +
+             std::to_string(group.shape.cpu_milli) + " mCPU, " +
+             std::to_string(group.shape.memory_mib) + " MiB, accepted GPU models)";
+    }
+  }
+  if (job.TotalGpuMilli() > cluster.total_gpus() * kMilliPerGpu) {
+    return "the job needs " + std::to_string(job.TotalGpuMilli() / kMilliPerGpu) +
+           " GPUs and the cluster has " + std::to_string(cluster.total_gpus());
+  }
+  return std::nullopt;
+}
+
+}  // namespace tessera

@@ -1,0 +1,65 @@
+// The placement mechanism: filters the nodes where a task fits, asks the policy for a score,
+// breaks ties with the seeded generator, and places gangs all-or-nothing. Scores of
+// deterministic policies are memoised per (node, task shape) until the node changes, so a
+// placement costs one cache probe per unchanged node.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/cluster_state.h"
+#include "core/rng.h"
+#include "core/workload.h"
+#include "sched/placement/placement_policy.h"
+
+namespace tessera {
+
+// Memo of NodeScore by (node, shape) keyed on the node's version. Serves one ClusterState and
+// its copies; not thread-safe.
+class ScoreCache {
+ public:
+  int ShapeId(const TaskShape& shape);
+  const NodeScore* Find(NodeId node, int shape, std::uint64_t version) const;
+  void Store(NodeId node, int shape, std::uint64_t version, NodeScore score);
+
+ private:
+  struct Entry {
+    std::uint64_t version_plus_one = 0;  // 0 = empty
+    NodeScore score;
+  };
+  std::map<std::tuple<std::int64_t, std::int64_t, int, std::int32_t>, int> shape_ids_;
+  std::vector<std::vector<Entry>> entries_;  // [node][shape]
+};
+
+// True when one task of `shape` restricted to `models` fits on the node now.
+bool TaskFitsNode(const Node& node, const NodeState& s, const TaskShape& shape,
+                  GpuModelSet models);
+
+class TaskPlacer {
+ public:
+  // `cache` may be null (no memo).
+  TaskPlacer(const PlacementPolicy& policy, ScoreCache* cache) : policy_(policy), cache_(cache) {}
+
+  // The best node for one task, or nullopt when no node fits. `candidates`, when given,
+  // restricts the search (in that order) — e.g. to one topology domain.
+  std::optional<TaskPlacement> Place(const ClusterState& state, const TaskShape& shape,
+                                     GpuModelSet models, Rng& rng,
+                                     const std::vector<NodeId>* candidates = nullptr) const;
+
+  // Places every task of `job` in rank order, taking resources in `state` as it goes. On
+  // failure gives back what it took and returns nullopt: a gang is all-or-nothing.
+  std::optional<Placement> PlaceGang(ClusterState& state, const Workload& job, Rng& rng) const;
+
+ private:
+  const PlacementPolicy& policy_;
+  ScoreCache* cache_;
+};
+
+// Why `job` can never run on `cluster` even when it is empty, or nullopt when it could.
+std::optional<std::string> NeverFitsReason(const Cluster& cluster, const Workload& job);
+
+}  // namespace tessera

@@ -1,0 +1,59 @@
+// decisions = Schedule(snapshot, working state): the one scheduling cycle that the simulator
+// (virtual clock) and the controller (wall clock) both run. Pure and deterministic: no clock,
+// thread, I/O or unseeded randomness; jobs are ordered by policy key, then submit time, then id.
+//
+// The cycle: order jobs by the queue policy; for a preemptive policy, find which jobs the
+// order admits and preempt running jobs it does not; place pending jobs gang by gang with the
+// placement policy; for a backfilling policy, reserve for the blocked head job and start later
+// jobs only where they cannot delay it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/cluster_state.h"
+#include "sched/decision.h"
+#include "sched/placement/placement_policy.h"
+#include "sched/placement/task_placer.h"
+#include "sched/queue/queue_policy.h"
+#include "sched/snapshot.h"
+
+namespace tessera {
+
+struct SchedulerConfig {
+  std::string queue_policy = "fifo";         // fifo | backfill | srtf | srsf | las
+  std::string placement_policy = "bestfit";  // see PlacementPolicyNames()
+  QueuePolicyConfig queue;
+  PlacementConfig placement;
+};
+
+class Scheduler {
+ public:
+  static Result<Scheduler> Create(const SchedulerConfig& config);
+
+  // Decides for `snap`. `working` is the caller's copy of the cluster state with every running
+  // job's placement applied; on return it reflects the decisions (binds taken, preemptions
+  // given back). The memo of placement scores is reused across calls on one state lineage.
+  Decisions Schedule(const Snapshot& snap, ClusterState& working) const;
+
+  // The earliest instant after snap.now at which the order of the running jobs may change
+  // without any arrival or completion (e.g. a LAS threshold crossing), or kNever.
+  Tick NextReorderTime(const Snapshot& snap) const;
+
+  const QueuePolicy& queue_policy() const { return *queue_; }
+  const PlacementPolicy& placement_policy() const { return *placement_; }
+
+ private:
+  Scheduler() = default;
+  std::vector<const JobView*> Order(const Snapshot& snap) const;
+  void ScheduleInOrder(const Snapshot& snap, const std::vector<const JobView*>& order,
+                       ClusterState& working, Rng& rng, Decisions& out) const;
+  void ScheduleWithPreemption(const Snapshot& snap, const std::vector<const JobView*>& order,
+                              ClusterState& working, Rng& rng, Decisions& out) const;
+
+  std::shared_ptr<const QueuePolicy> queue_;
+  std::shared_ptr<const PlacementPolicy> placement_;
+  std::shared_ptr<ScoreCache> cache_;  // memo only; does not change any decision
+};
+
+}  // namespace tessera

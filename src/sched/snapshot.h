@@ -1,0 +1,33 @@
+// The scheduler's input: the jobs that are pending or running, with what the policies may know
+// about each, at one instant. The simulator and the controller each build one and hand it,
+// with a working copy of the cluster state, to Scheduler::Schedule.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/placement.h"
+#include "core/time.h"
+#include "core/workload.h"
+
+namespace tessera {
+
+enum class JobPhase { kPending, kRunning };
+
+struct JobView {
+  const Workload* job = nullptr;
+  JobPhase phase = JobPhase::kPending;
+  Placement placement;            // kRunning: where it runs now
+  Tick started = 0;               // kRunning: when this run began
+  double attained_gpu_seconds = 0;  // GPU-time received so far, over all runs (LAS)
+  Tick remaining = 0;             // estimated run time left at full size; 0 = unknown
+  Tick last_checkpoint = 0;       // time of the last checkpoint (or of the start)
+};
+
+struct Snapshot {
+  std::vector<JobView> jobs;  // any order; policies impose their own, with ties by job id
+  Tick now = 0;
+  std::uint64_t seed = 0;     // the only source of randomness a policy may use
+};
+
+}  // namespace tessera

@@ -1,0 +1,36 @@
+// One job (or pod) of a trace, as read from the file: the facts traces carry, in Tessera's
+// units (milliseconds, milli-CPU, MiB, milli-GPU). Readers fill what their format has; the
+// simulator turns TraceJobs into Workloads for a given cluster.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+
+namespace tessera {
+
+struct TraceJob {
+  std::string id;                       // as in the file (job id, pod name, row number)
+  Tick submit = 0;                      // ms since the start of the trace
+  Tick duration = 0;                    // run time in ms; 0 = unknown
+  int gpus = 0;                         // GPUs touched (for a share: 1)
+  std::int32_t gpu_milli = 1000;        // per GPU: 1000 = whole, less = a share
+  std::int64_t cpu_milli = 0;           // 0 = not given
+  std::int64_t memory_mib = 0;          // 0 = not given
+  std::string user;                     // empty = not given
+  std::vector<std::string> gpu_models;  // accepted models; empty = any
+  std::string qos;                      // openb: LS, BE, Burstable, Guaranteed
+  std::string status;                   // philly: Pass, Failed, Killed
+  int nodes = 0;                        // philly: node_num; 0 = not given
+};
+
+struct Trace {
+  std::string path;
+  std::string format;  // openb-pods | itp | muri | philly | csv
+  std::vector<TraceJob> jobs;
+  std::int64_t skipped_rows = 0;  // malformed rows skipped under --skip-bad-rows
+};
+
+}  // namespace tessera

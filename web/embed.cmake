@@ -1,0 +1,12 @@
+# Writes IN as a C++ raw string constant `kChartJs` into OUT, in chunks below compiler limits.
+file(READ ${IN} content)
+string(LENGTH "${content}" len)
+set(out "// Generated from ${IN}; do not edit.\n#pragma once\n#include <string_view>\nnamespace tessera::web {\ninline constexpr const char* kChartJsChunks[] = {\n")
+set(pos 0)
+while(pos LESS len)
+  string(SUBSTRING "${content}" ${pos} 60000 chunk)
+  string(APPEND out "R\"tsr(${chunk})tsr\",\n")
+  math(EXPR pos "${pos} + 60000")
+endwhile()
+string(APPEND out "};\n}  // namespace tessera::web\n")
+file(WRITE ${OUT} "${out}")
