@@ -21,6 +21,7 @@ ClusterState::ClusterState(const Cluster& cluster)
     for (int g = 0; g < n.gpu_count; ++g) s.gpu_free[g] = kMilliPerGpu;
     healthy_gpu_milli_ += n.capacity.gpu_milli;
   }
+  free_gpu_milli_ = healthy_gpu_milli_;
 }
 
 bool ClusterState::Fits(const TaskPlacement& t) const {
@@ -63,6 +64,7 @@ void ClusterState::Take(const TaskPlacement& t) {
   const std::int64_t gpu = t.gpu_count() * std::int64_t{t.gpu_milli};
   s.free.gpu_milli -= gpu;
   allocated_gpu_milli_ += gpu;
+  if (s.healthy) free_gpu_milli_ -= gpu;
   ++s.tasks;
   ++s.version;
   if (t.gpu_mask != 0) {
@@ -86,6 +88,7 @@ void ClusterState::Give(const TaskPlacement& t) {
   const std::int64_t gpu = t.gpu_count() * std::int64_t{t.gpu_milli};
   s.free.gpu_milli += gpu;
   allocated_gpu_milli_ -= gpu;
+  if (s.healthy) free_gpu_milli_ += gpu;
   --s.tasks;
   ++s.version;
   if (t.gpu_mask != 0) {
@@ -102,14 +105,7 @@ void ClusterState::SetHealthy(NodeId id, bool healthy) {
   ++s.version;
   const auto cap = cluster_->node(id).capacity.gpu_milli;
   healthy_gpu_milli_ += healthy ? cap : -cap;
-}
-
-std::int64_t ClusterState::free_gpu_milli() const {
-  std::int64_t f = 0;
-  for (const auto& s : nodes_) {
-    if (s.healthy) f += s.free.gpu_milli;
-  }
-  return f;
+  free_gpu_milli_ += healthy ? s.free.gpu_milli : -s.free.gpu_milli;
 }
 
 }  // namespace tessera

@@ -42,7 +42,7 @@ class ClusterState {
 
   std::int64_t allocated_gpu_milli() const { return allocated_gpu_milli_; }
   std::int64_t healthy_gpu_milli() const { return healthy_gpu_milli_; }
-  std::int64_t free_gpu_milli() const;  // on healthy nodes
+  std::int64_t free_gpu_milli() const { return free_gpu_milli_; }  // on healthy nodes
 
   // Per node, how many tasks hold each per-GPU request size (milli), sorted by size. The
   // GPU-clustering policy groups equal sizes.
@@ -59,6 +59,7 @@ class ClusterState {
   std::vector<std::vector<std::pair<std::int32_t, std::uint32_t>>> request_sizes_;
   std::int64_t allocated_gpu_milli_ = 0;
   std::int64_t healthy_gpu_milli_ = 0;
+  std::int64_t free_gpu_milli_ = 0;
 };
 
 }  // namespace tessera

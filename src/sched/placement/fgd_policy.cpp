@@ -1,12 +1,38 @@
 // fgd: Fragmentation Gradient Descent (Weng et al., USENIX ATC'23, Algorithm 1). Place the task
 // on the node, and for a share on the GPU, where the node's fragmentation F_n (see
 // fragmentation.h) grows the least. Score = −ΔF_n (scaled by the target workload's size, so
-// exact in integers).
+// exact in integers). Not thread-safe (memo): one policy object per scheduler.
+#include <algorithm>
+#include <array>
+#include <unordered_map>
+
 #include "sched/placement/policies.h"
 
 namespace tessera {
 
 namespace {
+
+// F_n depends only on the node's model, free CPU and the multiset of its GPUs' free milli, so
+// it is memoised on exactly that; nodes in equal states (e.g. all empty nodes of one type)
+// share one computation.
+struct FragKey {
+  std::int64_t cpu_free;
+  std::array<std::int32_t, kMaxGpusPerNode> gpu_free;  // sorted descending
+  std::uint8_t model;
+  std::uint8_t gpus;
+  friend bool operator==(const FragKey&, const FragKey&) = default;
+};
+struct FragKeyHash {
+  std::size_t operator()(const FragKey& k) const noexcept {
+    std::uint64_t h = 1469598103934665603ULL;
+    auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
+    mix(static_cast<std::uint64_t>(k.cpu_free));
+    for (int g = 0; g < k.gpus; ++g) mix(static_cast<std::uint64_t>(k.gpu_free[g]));
+    mix(k.model);
+    return h;
+  }
+};
+
 class FgdPolicy final : public PlacementPolicy {
  public:
   explicit FgdPolicy(TargetWorkload w) : workload_(std::move(w)) {}
@@ -15,7 +41,7 @@ class FgdPolicy final : public PlacementPolicy {
                   Rng&) const override {
     const auto& node = state.cluster().node(id);
     const auto& s = state.node(id);
-    const std::int64_t before = ScaledNodeFragment(node, s, workload_);
+    const std::int64_t before = Fragment(node, s);
     auto delta_if = [&](std::uint16_t mask) {
       NodeState after = s;
       after.free.cpu_milli -= shape.cpu_milli;
@@ -26,7 +52,7 @@ class FgdPolicy final : public PlacementPolicy {
           after.free.gpu_milli -= shape.gpu_milli;
         }
       }
-      return ScaledNodeFragment(node, after, workload_) - before;
+      return Fragment(node, after) - before;
     };
     if (!shape.IsShare()) {
       const auto mask = TightestGpus(node, s, shape);
@@ -46,7 +72,19 @@ class FgdPolicy final : public PlacementPolicy {
   }
 
  private:
+  std::int64_t Fragment(const Node& node, const NodeState& s) const {
+    FragKey key{s.free.cpu_milli, {}, node.gpu_model, static_cast<std::uint8_t>(node.gpu_count)};
+    std::copy_n(s.gpu_free.begin(), node.gpu_count, key.gpu_free.begin());
+    std::sort(key.gpu_free.begin(), key.gpu_free.begin() + node.gpu_count, std::greater<>());
+    auto it = memo_.find(key);
+    if (it != memo_.end()) return it->second;
+    const std::int64_t f = ScaledNodeFragment(node, s, workload_);
+    memo_.emplace(key, f);
+    return f;
+  }
+
   TargetWorkload workload_;
+  mutable std::unordered_map<FragKey, std::int64_t, FragKeyHash> memo_;  // memo only
 };
 }  // namespace
 

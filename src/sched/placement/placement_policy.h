@@ -38,6 +38,12 @@ class PlacementPolicy {
   // `rng` may be used only by policies that are not deterministic().
   virtual NodeScore Score(const ClusterState& state, NodeId node, const TaskShape& shape,
                           Rng& rng) const = 0;
+  // The GPUs the task finally takes on the chosen node; called once, for the winner. Policies
+  // that draw GPUs at random do it here so that scores stay cacheable. Default: Score's mask.
+  virtual std::uint16_t FinalGpus(const ClusterState&, NodeId, const TaskShape&,
+                                  const NodeScore& score, Rng&) const {
+    return score.gpu_mask;
+  }
 };
 
 // The policies registered by name: random, dotprod, clustering, packing, bestfit, fgd, firstfit.

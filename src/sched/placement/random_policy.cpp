@@ -1,5 +1,5 @@
 // random: every feasible node scores the same, so the placer's seeded tie-break picks one
-// uniformly; a share goes to a uniformly drawn GPU that fits.
+// uniformly; a share then goes to a uniformly drawn GPU of that node that fits.
 #include "sched/placement/policies.h"
 
 namespace tessera {
@@ -8,18 +8,21 @@ namespace {
 class RandomPolicy final : public PlacementPolicy {
  public:
   std::string_view name() const override { return "random"; }
-  bool deterministic() const override { return false; }
   NodeScore Score(const ClusterState& state, NodeId id, const TaskShape& shape,
-                  Rng& rng) const override {
+                  Rng&) const override {
+    return {0, TightestGpus(state.cluster().node(id), state.node(id), shape)};
+  }
+  std::uint16_t FinalGpus(const ClusterState& state, NodeId id, const TaskShape& shape,
+                          const NodeScore& score, Rng& rng) const override {
     const auto& node = state.cluster().node(id);
     const auto& s = state.node(id);
-    if (!shape.IsShare()) return {0, TightestGpus(node, s, shape)};
+    if (!shape.IsShare()) return score.gpu_mask;
     const std::uint16_t fits = GpusWithFree(node, s, shape.gpu_milli);
     auto pick = rng.Uniform(static_cast<std::uint64_t>(std::popcount(fits)));
     for (int g = 0; g < node.gpu_count; ++g) {
-      if ((fits >> g & 1) && pick-- == 0) return {0, static_cast<std::uint16_t>(1U << g)};
+      if ((fits >> g & 1) && pick-- == 0) return static_cast<std::uint16_t>(1U << g);
     }
-    return {0, 0};
+    return score.gpu_mask;
   }
 };
 }  // namespace

@@ -4,25 +4,26 @@
 
 namespace tessera {
 
-int ScoreCache::ShapeId(const TaskShape& shape) {
-  auto key = std::make_tuple(shape.cpu_milli, shape.memory_mib, shape.gpus, shape.gpu_milli);
+int ScoreCache::ShapeId(const TaskShape& shape, GpuModelSet models) {
+  auto key = std::make_tuple(shape.cpu_milli, shape.memory_mib, shape.gpus, shape.gpu_milli,
+                             shape.gpus > 0 ? models.bits() : 0);
   auto [it, inserted] = shape_ids_.try_emplace(key, static_cast<int>(shape_ids_.size()));
   return it->second;
 }
 
-const NodeScore* ScoreCache::Find(NodeId node, int shape, std::uint64_t version) const {
-  if (node.value >= entries_.size()) return nullptr;
-  const auto& row = entries_[node.value];
-  if (static_cast<std::size_t>(shape) >= row.size()) return nullptr;
-  const auto& e = row[static_cast<std::size_t>(shape)];
-  return e.version_plus_one == version + 1 ? &e.score : nullptr;
+const ScoreCache::Entry* ScoreCache::Find(NodeId node, int shape, std::uint64_t version) const {
+  const auto s = static_cast<std::size_t>(shape);
+  if (s >= entries_.size() || node.value >= entries_[s].size()) return nullptr;
+  const auto& e = entries_[s][node.value];
+  return e.version_plus_one == version + 1 ? &e : nullptr;
 }
 
-void ScoreCache::Store(NodeId node, int shape, std::uint64_t version, NodeScore score) {
-  if (node.value >= entries_.size()) entries_.resize(node.value + 1);
-  auto& row = entries_[node.value];
-  if (static_cast<std::size_t>(shape) >= row.size()) row.resize(static_cast<std::size_t>(shape) + 1);
-  row[static_cast<std::size_t>(shape)] = Entry{version + 1, score};
+void ScoreCache::Store(NodeId node, int shape, std::uint64_t version, bool fits, NodeScore score) {
+  const auto s = static_cast<std::size_t>(shape);
+  if (s >= entries_.size()) entries_.resize(s + 1);
+  auto& row = entries_[s];
+  if (node.value >= row.size()) row.resize(node.value + 1);
+  row[node.value] = Entry{version + 1, fits, score};
 }
 
 bool TaskFitsNode(const Node& node, const NodeState& s, const TaskShape& shape,
@@ -41,22 +42,23 @@ std::optional<TaskPlacement> TaskPlacer::Place(const ClusterState& state, const 
                                                GpuModelSet models, Rng& rng,
                                                const std::vector<NodeId>* candidates) const {
   const bool memo = cache_ != nullptr && policy_.deterministic();
-  const int shape_id = memo ? cache_->ShapeId(shape) : -1;
+  const int shape_id = memo ? cache_->ShapeId(shape, models) : -1;
   const auto& cluster = state.cluster();
   NodeId best;
   NodeScore best_score;
   std::uint64_t ties = 0;
 
   auto consider = [&](NodeId id) {
-    const auto& node = cluster.node(id);
     const auto& s = state.node(id);
-    if (!TaskFitsNode(node, s, shape, models)) return;
     NodeScore score;
-    if (const NodeScore* hit = memo ? cache_->Find(id, shape_id, s.version) : nullptr) {
-      score = *hit;
+    if (const ScoreCache::Entry* hit = memo ? cache_->Find(id, shape_id, s.version) : nullptr) {
+      if (!hit->fits) return;
+      score = hit->score;
     } else {
-      score = policy_.Score(state, id, shape, rng);
-      if (memo) cache_->Store(id, shape_id, s.version, score);
+      const bool fits = TaskFitsNode(cluster.node(id), s, shape, models);
+      if (fits) score = policy_.Score(state, id, shape, rng);
+      if (memo) cache_->Store(id, shape_id, s.version, fits, score);
+      if (!fits) return;
     }
     if (shape.gpus > 0 && std::popcount(score.gpu_mask) != shape.gpus) return;  // policy found no GPUs
     if (!best.valid() || score.score > best_score.score) {
@@ -74,7 +76,7 @@ std::optional<TaskPlacement> TaskPlacer::Place(const ClusterState& state, const 
     for (const auto& n : cluster.nodes()) consider(n.id);
   }
   if (!best.valid()) return std::nullopt;
-  return TaskPlacement{best, best_score.gpu_mask, shape.gpus > 0 ? shape.gpu_milli : 0,
+  return TaskPlacement{best, policy_.FinalGpus(state, best, shape, best_score, rng), shape.gpus > 0 ? shape.gpu_milli : 0,
                        shape.cpu_milli, shape.memory_mib};
 }
 

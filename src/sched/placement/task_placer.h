@@ -18,21 +18,22 @@
 
 namespace tessera {
 
-// Memo of NodeScore by (node, shape) keyed on the node's version. Serves one ClusterState and
-// its copies; not thread-safe.
+// Memo of (fits, NodeScore) by (node, task shape and accepted models), keyed on the node's
+// version. Serves one ClusterState and its copies; not thread-safe.
 class ScoreCache {
  public:
-  int ShapeId(const TaskShape& shape);
-  const NodeScore* Find(NodeId node, int shape, std::uint64_t version) const;
-  void Store(NodeId node, int shape, std::uint64_t version, NodeScore score);
-
- private:
   struct Entry {
     std::uint64_t version_plus_one = 0;  // 0 = empty
+    bool fits = false;
     NodeScore score;
   };
-  std::map<std::tuple<std::int64_t, std::int64_t, int, std::int32_t>, int> shape_ids_;
-  std::vector<std::vector<Entry>> entries_;  // [node][shape]
+  int ShapeId(const TaskShape& shape, GpuModelSet models);
+  const Entry* Find(NodeId node, int shape, std::uint64_t version) const;
+  void Store(NodeId node, int shape, std::uint64_t version, bool fits, NodeScore score);
+
+ private:
+  std::map<std::tuple<std::int64_t, std::int64_t, int, std::int32_t, std::uint64_t>, int> shape_ids_;
+  std::vector<std::vector<Entry>> entries_;  // [shape][node]: a scan over nodes reads one row
 };
 
 // True when one task of `shape` restricted to `models` fits on the node now.

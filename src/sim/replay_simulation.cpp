@@ -1,0 +1,212 @@
+#include "sim/replay_simulation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <variant>
+
+#include "core/cluster_state.h"
+#include "core/rng.h"
+#include "sched/placement/task_placer.h"
+#include "sim/event_queue.h"
+#include "sim/stats.h"
+
+namespace tessera {
+
+namespace {
+
+struct Arrival {
+  std::size_t job;
+};
+struct Completion {
+  std::size_t job;
+  std::uint64_t epoch;
+};
+struct Reorder {};
+using Event = std::variant<Arrival, Completion, Reorder>;
+
+enum class Phase { kFuture, kPending, kRunning, kDone, kUnschedulable };
+
+struct JobRun {
+  Phase phase = Phase::kFuture;
+  Tick remaining = 0;  // run time left at full size
+  Tick started = 0;
+  double attained_gpu_seconds = 0;
+  std::uint64_t epoch = 0;  // bumped on preemption; stale completions are ignored
+  Placement placement;
+};
+
+std::string NodesOf(const Cluster& cluster, const Placement& p) {
+  std::string s;
+  for (const auto& t : p) {
+    if (!s.empty()) s += ",";
+    s += cluster.node(t.node).name;
+  }
+  return s;
+}
+
+}  // namespace
+
+Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workload>& jobs,
+                               const ReplayOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  auto scheduler = Scheduler::Create(options.scheduler);
+  if (!scheduler) return std::unexpected(scheduler.error());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (jobs[i].id != JobId(static_cast<std::uint32_t>(i))) {
+      return InvalidArgument("replay: job " + std::to_string(i) + " has id " +
+                             std::to_string(jobs[i].id.value));
+    }
+  }
+
+  ReplayResult result;
+  result.policy = options.scheduler.queue_policy;
+  result.placement = options.scheduler.placement_policy;
+  result.oracle = scheduler->queue_policy().oracle();
+  result.jobs.resize(jobs.size());
+  std::vector<JobRun> runs(jobs.size());
+  EventQueue<Event> events;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const auto& w = jobs[i];
+    auto& o = result.jobs[i];
+    o.id = w.id;
+    o.name = w.name;
+    o.queue = w.queue;
+    o.gpus = static_cast<double>(w.TotalGpuMilli()) / kMilliPerGpu;
+    o.submit = w.submit;
+    runs[i].remaining = std::max<Tick>(w.duration, 0);
+    events.Push(w.submit, Arrival{i});
+  }
+  result.first_submit = jobs.empty() ? 0 : kNever;
+  for (const auto& w : jobs) result.first_submit = std::min(result.first_submit, w.submit);
+
+  ClusterState state(cluster);
+  std::vector<std::size_t> active;  // pending or running, by job index
+  std::vector<std::pair<double, double>> gpu_series, queue_series;
+  Tick last_time = result.first_submit;
+  Tick queued_reorder = kNever;
+  std::uint64_t cycle = 0;
+  auto log = [&](Tick t, const std::string& what) {
+    if (options.record_events) result.events.push_back(std::to_string(t) + " " + what);
+  };
+
+  while (!events.empty()) {
+    const Tick now = events.top().time;
+    result.allocated_gpu_seconds +=
+        static_cast<double>(state.allocated_gpu_milli()) / kMilliPerGpu * ToSeconds(now - last_time);
+    last_time = now;
+    // Everything that happens at this instant, then one scheduling cycle.
+    while (!events.empty() && events.top().time == now) {
+      auto e = events.Pop();
+      ++result.event_count;
+      if (const auto* a = std::get_if<Arrival>(&e.payload)) {
+        const auto& w = jobs[a->job];
+        if (auto why = NeverFitsReason(cluster, w)) {
+          runs[a->job].phase = Phase::kUnschedulable;
+          result.jobs[a->job].unschedulable = true;
+          result.jobs[a->job].reason = *why;
+          log(now, "unschedulable " + w.name + ": " + *why);
+          continue;
+        }
+        runs[a->job].phase = Phase::kPending;
+        active.push_back(a->job);
+        log(now, "arrive " + w.name);
+      } else if (const auto* c = std::get_if<Completion>(&e.payload)) {
+        auto& r = runs[c->job];
+        if (r.phase != Phase::kRunning || r.epoch != c->epoch) continue;  // preempted since
+        state.Release(r.placement);
+        r.attained_gpu_seconds += result.jobs[c->job].gpus * ToSeconds(now - r.started);
+        r.phase = Phase::kDone;
+        r.placement.clear();
+        result.jobs[c->job].finish = now;
+        result.last_finish = std::max(result.last_finish, now);
+        log(now, "finish " + jobs[c->job].name);
+      } else {
+        queued_reorder = kNever;
+      }
+    }
+    std::erase_if(active, [&](std::size_t j) { return runs[j].phase == Phase::kDone; });
+    auto sample = [&] {
+      std::size_t pending = 0;
+      for (std::size_t j : active) pending += runs[j].phase == Phase::kPending;
+      const double t = ToSeconds(now - result.first_submit);
+      const double gpus = static_cast<double>(state.allocated_gpu_milli()) / kMilliPerGpu;
+      if (gpu_series.empty() || gpu_series.back().second != gpus) gpu_series.emplace_back(t, gpus);
+      const auto q = static_cast<double>(pending);
+      if (queue_series.empty() || queue_series.back().second != q) queue_series.emplace_back(t, q);
+    };
+    if (active.empty()) {
+      sample();
+      continue;
+    }
+
+    Snapshot snap;
+    snap.now = now;
+    snap.seed = Rng::Mix(options.seed, ++cycle);
+    snap.jobs.reserve(active.size());
+    for (std::size_t j : active) {
+      const auto& r = runs[j];
+      JobView v;
+      v.job = &jobs[j];
+      v.phase = r.phase == Phase::kRunning ? JobPhase::kRunning : JobPhase::kPending;
+      v.started = r.started;
+      v.attained_gpu_seconds = r.attained_gpu_seconds;
+      v.remaining = r.phase == Phase::kRunning ? r.remaining - (now - r.started) : r.remaining;
+      if (r.phase == Phase::kRunning) v.placement = r.placement;
+      snap.jobs.push_back(std::move(v));
+    }
+    const Decisions decisions = scheduler->Schedule(snap, state);
+    ++result.schedule_calls;
+    for (const auto& d : decisions) {
+      const std::size_t j = d.job.value;
+      auto& r = runs[j];
+      auto& o = result.jobs[j];
+      if (d.kind == Decision::Kind::kPreempt) {
+        // The scheduler already gave the GPUs back in `state`.
+        const Tick ran = now - r.started;
+        r.remaining = std::max<Tick>(0, r.remaining - ran) + options.restart_cost;
+        r.attained_gpu_seconds += o.gpus * ToSeconds(ran);
+        r.phase = Phase::kPending;
+        r.placement.clear();
+        ++r.epoch;
+        ++o.preemptions;
+        ++result.preemptions;
+        result.gpu_seconds_lost += o.gpus * ToSeconds(options.restart_cost);
+        log(now, "preempt " + jobs[j].name);
+      } else if (d.kind == Decision::Kind::kBind) {
+        r.phase = Phase::kRunning;
+        r.started = now;
+        r.placement = d.placement;
+        if (o.first_start < 0) o.first_start = now;
+        events.Push(now + r.remaining, Completion{j, r.epoch});
+        log(now, "start " + jobs[j].name + " on " + NodesOf(cluster, d.placement));
+      }
+    }
+    sample();
+
+    // The queue order may change with no event (LAS thresholds): wake up then.
+    snap.jobs.clear();
+    for (std::size_t j : active) {
+      if (runs[j].phase != Phase::kRunning) continue;
+      JobView v;
+      v.job = &jobs[j];
+      v.phase = JobPhase::kRunning;
+      v.started = runs[j].started;
+      v.attained_gpu_seconds = runs[j].attained_gpu_seconds;
+      snap.jobs.push_back(std::move(v));
+    }
+    const Tick next = scheduler->NextReorderTime(snap);
+    if (next < kNever && next > now && next < queued_reorder) {
+      events.Push(next, Reorder{});
+      queued_reorder = next;
+    }
+  }
+  result.capacity_gpu_seconds = static_cast<double>(cluster.total_gpus()) *
+                                ToSeconds(std::max<Tick>(0, result.last_finish - result.first_submit));
+  result.gpus_allocated = Downsample(gpu_series, options.series_points);
+  result.queue_length = Downsample(queue_series, options.series_points);
+  result.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
+}
+
+}  // namespace tessera

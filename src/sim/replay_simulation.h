@@ -1,0 +1,64 @@
+// Trace replay on a queue: a discrete-event simulation with a virtual clock. Jobs arrive at
+// their submit times, the scheduler (the same Scheduler the controller runs) is called once
+// per instant at which something happened, bound jobs run for their durations, preempted jobs
+// keep their progress and wait (plus a restart cost, if configured). Deterministic for a seed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/status.h"
+#include "core/workload.h"
+#include "sched/scheduler.h"
+
+namespace tessera {
+
+struct ReplayOptions {
+  SchedulerConfig scheduler;
+  std::uint64_t seed = 0;
+  Tick restart_cost = 0;            // run time added to a job each time it is preempted
+  std::size_t series_points = 2000; // samples kept per time series
+  bool record_events = false;       // keep a readable event log (golden tests)
+};
+
+struct JobOutcome {
+  JobId id;
+  std::string name;
+  std::string queue;
+  double gpus = 0;
+  Tick submit = 0;
+  Tick first_start = -1;  // -1 = never started
+  Tick finish = -1;       // -1 = not finished
+  int preemptions = 0;
+  bool unschedulable = false;
+  std::string reason;     // why unschedulable
+};
+
+struct ReplayResult {
+  std::string policy;           // queue policy
+  std::string placement;        // placement policy
+  bool oracle = false;          // the policy read the trace's run times
+  std::vector<JobOutcome> jobs; // in input order
+  Tick first_submit = 0;
+  Tick last_finish = 0;
+  double allocated_gpu_seconds = 0;
+  double capacity_gpu_seconds = 0;  // healthy GPU-seconds over [first_submit, last_finish]
+  std::int64_t preemptions = 0;
+  double gpu_seconds_lost = 0;      // restart cost × GPUs, over all preemptions
+  std::vector<std::pair<double, double>> gpus_allocated;  // (seconds, GPUs), downsampled
+  std::vector<std::pair<double, double>> queue_length;    // (seconds, pending jobs)
+  std::vector<std::string> events;                         // when record_events
+  std::int64_t event_count = 0;
+  std::int64_t schedule_calls = 0;
+  double wall_seconds = 0;
+};
+
+// REQUIRES: jobs[i].id == JobId(i), allowed_models resolved against `cluster`.
+Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workload>& jobs,
+                               const ReplayOptions& options);
+
+}  // namespace tessera

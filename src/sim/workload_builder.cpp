@@ -1,0 +1,42 @@
+#include "sim/workload_builder.h"
+
+#include <algorithm>
+
+namespace tessera {
+
+int MaxGpusPerNode(const Cluster& cluster) {
+  int g = 1;
+  for (const auto& n : cluster.nodes()) g = std::max(g, n.gpu_count);
+  return g;
+}
+
+Workload ToWorkload(const TraceJob& t, const Cluster& cluster, JobId id) {
+  Workload w;
+  w.id = id;
+  w.name = t.id;
+  w.kind = WorkloadKind::kTraining;
+  w.user = t.user;
+  w.queue = t.user.empty() ? "default" : t.user;
+  w.submit = t.submit;
+  w.duration = t.duration;
+  w.gpu_models = t.gpu_models;
+  w.allowed_models = cluster.models().Resolve(t.gpu_models);
+  const int per_node = MaxGpusPerNode(cluster);
+  const int whole = t.gpu_milli >= kMilliPerGpu ? t.gpus : 0;
+  if (whole > per_node) {
+    // Whole-node workers plus a remainder worker; CPU and memory split by GPU count.
+    const int full = whole / per_node;
+    const int rest = whole % per_node;
+    auto shape_for = [&](int gpus) {
+      return TaskShape{t.cpu_milli * gpus / whole, t.memory_mib * gpus / whole, gpus, kMilliPerGpu};
+    };
+    w.groups.push_back({"worker", full, shape_for(per_node)});
+    if (rest > 0) w.groups.push_back({"worker", 1, shape_for(rest)});
+  } else {
+    w.groups.push_back(
+        {"worker", 1, TaskShape{t.cpu_milli, t.memory_mib, t.gpus, t.gpus > 0 ? t.gpu_milli : 0}});
+  }
+  return w;
+}
+
+}  // namespace tessera

@@ -1,0 +1,164 @@
+// Replay on a queue: JCT arithmetic on tiny scenarios worked by hand, preemption keeping
+// progress, restart cost, unschedulable jobs, determinism and a golden event log.
+#include "sim/replay_simulation.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "sim/summary.h"
+#include "sim/workload_builder.h"
+
+namespace tessera {
+namespace {
+
+Cluster OneNode(int gpus) {
+  Cluster c;
+  EXPECT_TRUE(c.AddNode("n0", "V100", gpus, 64000, 1 << 20));
+  return c;
+}
+
+Workload Job(std::uint32_t id, int gpus, Tick submit_s, Tick duration_s) {
+  Workload w;
+  w.id = JobId(id);
+  w.name = "j" + std::to_string(id);
+  w.submit = submit_s * kSecond;
+  w.duration = duration_s * kSecond;
+  w.groups.push_back({"worker", 1, TaskShape{0, 0, gpus, 1000}});
+  return w;
+}
+
+ReplayResult Replay(const Cluster& c, const std::vector<Workload>& jobs, const std::string& policy,
+                    Tick restart_cost = 0, bool record = false) {
+  ReplayOptions o;
+  o.scheduler.queue_policy = policy;
+  o.restart_cost = restart_cost;
+  o.record_events = record;
+  auto r = RunReplay(c, jobs, o);
+  EXPECT_TRUE(r) << (r ? "" : r.error().message);
+  return *r;
+}
+
+TEST(ReplaySimulationTest, FifoRunsOneAfterAnother) {
+  // 4 GPUs; A (4 GPUs, 100 s) at 0, B (4 GPUs, 10 s) at 1.
+  // FIFO: A 0→100, B 100→110. JCT A = 100, B = 109; queueing B = 99.
+  Cluster c = OneNode(4);
+  auto r = Replay(c, {Job(0, 4, 0, 100), Job(1, 4, 1, 10)}, "fifo");
+  EXPECT_EQ(r.jobs[0].finish, 100 * kSecond);
+  EXPECT_EQ(r.jobs[1].first_start, 100 * kSecond);
+  EXPECT_EQ(r.jobs[1].finish, 110 * kSecond);
+  EXPECT_EQ(r.preemptions, 0);
+  // Allocation: 4 GPUs busy for all 110 s → ratio 1.
+  EXPECT_DOUBLE_EQ(r.allocated_gpu_seconds, 440);
+  EXPECT_DOUBLE_EQ(r.capacity_gpu_seconds, 440);
+}
+
+TEST(ReplaySimulationTest, SrtfPreemptsAndResumesWithoutLosingWork) {
+  // SRTF: A starts at 0; at 1 s B (10 s) is shorter than A's 99 s left → A preempted.
+  // B 1→11; A resumes at 11 with 99 s left → finishes at 110. Same makespan, B's JCT 10.
+  Cluster c = OneNode(4);
+  auto r = Replay(c, {Job(0, 4, 0, 100), Job(1, 4, 1, 10)}, "srtf");
+  EXPECT_EQ(r.jobs[1].finish, 11 * kSecond);
+  EXPECT_EQ(r.jobs[0].finish, 110 * kSecond);
+  EXPECT_EQ(r.jobs[0].preemptions, 1);
+  EXPECT_TRUE(r.oracle);
+  // With a 5 s restart cost A loses 5 s: finishes at 115; 4 GPUs × 5 s lost.
+  auto costly = Replay(c, {Job(0, 4, 0, 100), Job(1, 4, 1, 10)}, "srtf", 5 * kSecond);
+  EXPECT_EQ(costly.jobs[0].finish, 115 * kSecond);
+  EXPECT_DOUBLE_EQ(costly.gpu_seconds_lost, 20);
+}
+
+TEST(ReplaySimulationTest, LasPreemptsAtItsThreshold) {
+  // las with one threshold of 3600 GPU-s: A (4 GPUs) crosses it at 900 s. B arrives at 100 s
+  // and waits (A is still in queue 0 and first by submit). At 900 s A drops to queue 1 and B
+  // (queue 0) takes over: B 900→950; A resumes at 950 with 1000−900 = 100 s left → 1050.
+  Cluster c = OneNode(4);
+  auto r = Replay(c, {Job(0, 4, 0, 1000), Job(1, 4, 100, 50)}, "las");
+  EXPECT_EQ(r.jobs[1].first_start, 900 * kSecond);
+  EXPECT_EQ(r.jobs[1].finish, 950 * kSecond);
+  EXPECT_EQ(r.jobs[0].finish, 1050 * kSecond);
+  EXPECT_FALSE(r.oracle);
+}
+
+TEST(ReplaySimulationTest, JobsThatCanNeverFitAreUnschedulable) {
+  Cluster c = OneNode(4);
+  auto r = Replay(c, {Job(0, 8, 0, 10), Job(1, 2, 0, 10)}, "fifo");
+  EXPECT_TRUE(r.jobs[0].unschedulable);
+  EXPECT_NE(r.jobs[0].reason.find("no node"), std::string::npos);
+  EXPECT_EQ(r.jobs[1].finish, 10 * kSecond);
+}
+
+TEST(ReplaySimulationTest, ResourcesReturnOnDeparture) {
+  Cluster c;
+  for (int i = 0; i < 4; ++i)
+    ASSERT_TRUE(c.AddNode("n" + std::to_string(i), "V100", 8, 64000, 1 << 20));
+  std::vector<Workload> jobs;
+  for (std::uint32_t i = 0; i < 200; ++i) {
+    jobs.push_back(Job(i, 1 + static_cast<int>(i * 7 % 8), i * 3, 20 + i * 13 % 200));
+    if (i % 10 == 0) jobs.back().groups[0].count = 2;  // some 2-worker gangs
+  }
+  for (const auto* p : {"fifo", "backfill", "srtf", "srsf", "las"}) {
+    auto r = Replay(c, jobs, p);
+    for (const auto& j : r.jobs) EXPECT_GE(j.finish, 0) << p << " " << j.name;
+    EXPECT_DOUBLE_EQ(r.gpus_allocated.back().second, 0) << p;  // all returned at the end
+    EXPECT_LE(r.allocated_gpu_seconds, r.capacity_gpu_seconds + 1e-6) << p;
+  }
+}
+
+TEST(ReplaySimulationTest, SameSeedSameSummary) {
+  Cluster c;
+  for (int i = 0; i < 4; ++i)
+    ASSERT_TRUE(c.AddNode("n" + std::to_string(i), "V100", 8, 64000, 1 << 20));
+  std::vector<Workload> jobs;
+  for (std::uint32_t i = 0; i < 100; ++i)
+    jobs.push_back(Job(i, 1 + static_cast<int>(i % 9), i, 50 + i % 70));
+  ReplayOptions o;
+  o.scheduler.queue_policy = "las";
+  o.scheduler.placement_policy = "random";
+  o.seed = 5;
+  auto a = RunReplay(c, jobs, o);
+  auto b = RunReplay(c, jobs, o);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(WithoutWallClock(ReplayResultJson(*a)).dump(),
+            WithoutWallClock(ReplayResultJson(*b)).dump());
+}
+
+// The event log of a small mixed scenario, checked in. Regenerate with
+// TESSERA_UPDATE_GOLDEN=1 after an intended change, and review the diff.
+TEST(ReplaySimulationTest, GoldenEventLog) {
+  Cluster c;
+  ASSERT_TRUE(c.AddNode("a", "V100", 4, 64000, 1 << 20));
+  ASSERT_TRUE(c.AddNode("b", "V100", 4, 64000, 1 << 20));
+  // (gpus, submit s, duration s); trace jobs become gangs of 4-GPU workers where needed.
+  const int spec[][3] = {{4, 0, 100}, {2, 5, 30},  {8, 10, 50}, {1, 12, 5},
+                         {16, 13, 9}, {3, 40, 20}, {6, 41, 15}, {1, 42, 200}};
+  std::vector<Workload> jobs;
+  for (std::uint32_t i = 0; i < std::size(spec); ++i) {
+    TraceJob t;
+    t.id = "j" + std::to_string(i);
+    t.gpus = spec[i][0];
+    t.submit = spec[i][1] * kSecond;
+    t.duration = spec[i][2] * kSecond;
+    jobs.push_back(ToWorkload(t, c, JobId(i)));
+  }
+  std::ostringstream log;
+  for (const auto* p : {"fifo", "backfill", "srtf", "las"}) {
+    auto r = Replay(c, jobs, p, 0, true);
+    log << "# " << p << "\n";
+    for (const auto& e : r.events) log << e << "\n";
+  }
+  const std::string path = "tests/sim/golden/replay_small.txt";
+  if (std::getenv("TESSERA_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(path) << log.str();
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path << " is missing; run with TESSERA_UPDATE_GOLDEN=1";
+  std::stringstream want;
+  want << in.rdbuf();
+  EXPECT_EQ(log.str(), want.str());
+}
+
+}  // namespace
+}  // namespace tessera
