@@ -51,11 +51,14 @@ std::vector<std::string> SplitCommas(const std::string& s) {
   return out;
 }
 
+// One policy per line: its name first, then what kind of policy it is.
 void ListPolicies() {
-  std::cout << "# placement policies (--experiment allocation, --placement)\n";
-  for (const auto& n : PlacementPolicyNames()) std::cout << n << "\n";
-  std::cout << "# queue policies (--experiment replay)\n";
-  for (const auto& n : QueuePolicyNames()) std::cout << n << "\n";
+  for (const auto& n : PlacementPolicyNames()) {
+    std::cout << fmt::format("{:<12} placement (--experiment allocation, or --placement for replay)\n", n);
+  }
+  for (const auto& n : QueuePolicyNames()) {
+    std::cout << fmt::format("{:<12} queue (--experiment replay)\n", n);
+  }
 }
 
 std::string Fmt(const nlohmann::json& v, int precision = 1) {
