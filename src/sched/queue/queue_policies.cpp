@@ -6,8 +6,9 @@
 //  srsf:     shortest remaining service (time × GPUs) first, preemptive (oracle), as in
 //            Tiresias' and Muri's comparisons.
 //  las:      Tiresias' discretised two-dimensional least-attained-service (Gu et al., NSDI'19):
-//            jobs sit in priority queues by attained GPU-time; lower queues first, FIFO within
-//            a queue; non-clairvoyant and preemptive.
+//            jobs sit in priority queues by attained GPU-time; lower queues first; within a
+//            queue running jobs keep their GPUs ahead of waiting ones (no preemption inside a
+//            queue), then FIFO; non-clairvoyant and preemptive across queues.
 #include <algorithm>
 #include <cmath>
 
@@ -55,7 +56,8 @@ class LasPolicy final : public QueuePolicy {
   std::string_view name() const override { return "las"; }
   bool preemptive() const override { return true; }
   OrderKey Key(const JobView& v, Tick now) const override {
-    return {static_cast<double>(QueueIndex(Attained(v, now)))};
+    const auto queue = static_cast<double>(QueueIndex(Attained(v, now)));
+    return {2 * queue + (v.phase == JobPhase::kRunning ? 0 : 1)};
   }
   Tick NextKeyChange(const JobView& v, Tick now) const override {
     if (v.phase != JobPhase::kRunning) return kNever;
