@@ -2,6 +2,7 @@
 // spec, then hands over to the reader of that form.
 #include "sim/cluster_spec.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <exception>

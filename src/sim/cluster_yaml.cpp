@@ -46,7 +46,7 @@ class YamlContext {
     return std::string(source_) + ":" + std::to_string(mark.line + 1) + ":" +
            std::to_string(mark.column + 1) + ": ";
   }
-  const std::string_view source() const { return source_; }
+  std::string_view source() const { return source_; }
 
   // Checks that `map` is a mapping whose keys are all in `known`, each given once.
   Status CheckKeys(const YAML::Node& map, std::string_view path,

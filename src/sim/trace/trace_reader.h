@@ -12,7 +12,7 @@
 namespace tessera {
 
 struct TraceReadOptions {
-  std::string format;          // empty = detect from the header; else one of TraceFormats()
+  std::string format;  // empty = detect from the header; else one of TraceFormats()
   bool skip_bad_rows = false;
 };
 
