@@ -66,7 +66,7 @@ void ClusterState::Take(const TaskPlacement& t) {
   allocated_gpu_milli_ += gpu;
   if (s.healthy) free_gpu_milli_ -= gpu;
   ++s.tasks;
-  ++s.version;
+  Touch(s);
   if (t.gpu_mask != 0) {
     auto& sizes = request_sizes_[t.node.value];
     auto it = std::lower_bound(sizes.begin(), sizes.end(), std::make_pair(t.gpu_milli, 0U));
@@ -90,7 +90,7 @@ void ClusterState::Give(const TaskPlacement& t) {
   allocated_gpu_milli_ -= gpu;
   if (s.healthy) free_gpu_milli_ += gpu;
   --s.tasks;
-  ++s.version;
+  Touch(s);
   if (t.gpu_mask != 0) {
     auto& sizes = request_sizes_[t.node.value];
     auto it = std::lower_bound(sizes.begin(), sizes.end(), std::make_pair(t.gpu_milli, 0U));
@@ -102,7 +102,7 @@ void ClusterState::SetHealthy(NodeId id, bool healthy) {
   auto& s = nodes_[id.value];
   if (s.healthy == healthy) return;
   s.healthy = healthy;
-  ++s.version;
+  Touch(s);
   const auto cap = cluster_->node(id).capacity.gpu_milli;
   healthy_gpu_milli_ += healthy ? cap : -cap;
   free_gpu_milli_ += healthy ? s.free.gpu_milli : -s.free.gpu_milli;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -18,7 +19,7 @@ struct NodeState {
   Resources free;
   std::array<std::int32_t, kMaxGpusPerNode> gpu_free{};  // milli free per GPU
   std::uint32_t tasks = 0;
-  std::uint64_t version = 0;  // bumped on every change; caches key on it
+  std::uint64_t version = 0;  // new on every change, unique across copies; caches key on it
   bool healthy = true;
 
   int FullyFreeGpus(int gpu_count) const;
@@ -54,7 +55,12 @@ class ClusterState {
   void Take(const TaskPlacement& t);
   void Give(const TaskPlacement& t);
 
+  void Touch(NodeState& s) { s.version = ++*version_source_; }
+
   const Cluster* cluster_;
+  // Shared by a state and its copies, so that a node's version never means two different
+  // states, even across a scratch copy that diverged.
+  std::shared_ptr<std::uint64_t> version_source_ = std::make_shared<std::uint64_t>(0);
   std::vector<NodeState> nodes_;
   std::vector<std::vector<std::pair<std::int32_t, std::uint32_t>>> request_sizes_;
   std::int64_t allocated_gpu_milli_ = 0;

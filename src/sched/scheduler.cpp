@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "core/rng.h"
 
@@ -19,7 +20,32 @@ Result<Scheduler> Scheduler::Create(const SchedulerConfig& config) {
   return s;
 }
 
-std::vector<const JobView*> Scheduler::Order(const Snapshot& snap) const {
+// The jobs in policy order, produced lazily: a heap over `jobs` merged with the caller's
+// pre-sorted pending list, so a cycle that stops early (fifo's blocked head, a full cluster)
+// does not pay for ordering jobs it never looks at. Ties: priority, key, submit time, job id.
+class Scheduler::JobOrder {
+ public:
+  JobOrder(const QueuePolicy& policy, const Snapshot& snap)
+      : policy_(policy), now_(snap.now), sorted_(snap.pending_in_order) {
+    heap_.reserve(snap.jobs.size());
+    for (const auto& v : snap.jobs) heap_.push_back(KeyOf(v));
+    std::make_heap(heap_.begin(), heap_.end(), Later);
+    end_ = heap_.size();
+  }
+  // The next job in order, or null when all have been taken.
+  const JobView* Next() {
+    const bool have_sorted = sorted_ != nullptr && next_sorted_ < sorted_->size();
+    if (have_sorted && !sorted_head_) sorted_head_ = KeyOf(*(*sorted_)[next_sorted_]);
+    if (end_ > 0 && (!have_sorted || Later(*sorted_head_, heap_.front()))) {
+      std::pop_heap(heap_.begin(), heap_.begin() + static_cast<long>(end_), Later);
+      return heap_[--end_].view;
+    }
+    if (!have_sorted) return nullptr;
+    sorted_head_.reset();
+    return (*sorted_)[next_sorted_++];
+  }
+
+ private:
   struct Keyed {
     int neg_priority;
     OrderKey key;
@@ -27,25 +53,27 @@ std::vector<const JobView*> Scheduler::Order(const Snapshot& snap) const {
     JobId id;
     const JobView* view;
   };
-  std::vector<Keyed> keyed;
-  keyed.reserve(snap.jobs.size());
-  for (const auto& v : snap.jobs) {
-    keyed.push_back({-v.job->priority, queue_->Key(v, snap.now), v.job->submit, v.job->id, &v});
+  Keyed KeyOf(const JobView& v) const {
+    return {-v.job->priority, policy_.Key(v, now_), v.job->submit, v.job->id, &v};
   }
-  std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) {
-    return std::tie(a.neg_priority, a.key, a.submit, a.id) <
+  // "a comes after b": std::*_heap with this comparator keeps the earliest job on top.
+  static bool Later(const Keyed& a, const Keyed& b) {
+    return std::tie(a.neg_priority, a.key, a.submit, a.id) >
            std::tie(b.neg_priority, b.key, b.submit, b.id);
-  });
-  std::vector<const JobView*> order;
-  order.reserve(keyed.size());
-  for (const auto& k : keyed) order.push_back(k.view);
-  return order;
-}
+  }
+  const QueuePolicy& policy_;
+  Tick now_;
+  std::vector<Keyed> heap_;
+  std::size_t end_ = 0;
+  const std::vector<const JobView*>* sorted_;
+  std::size_t next_sorted_ = 0;
+  std::optional<Keyed> sorted_head_;
+};
 
 Decisions Scheduler::Schedule(const Snapshot& snap, ClusterState& working) const {
   Decisions out;
   Rng rng(snap.seed);
-  const auto order = Order(snap);
+  JobOrder order(*queue_, snap);
   if (queue_->preemptive()) {
     ScheduleWithPreemption(snap, order, working, rng, out);
   } else {
@@ -54,8 +82,8 @@ Decisions Scheduler::Schedule(const Snapshot& snap, ClusterState& working) const
   return out;
 }
 
-void Scheduler::ScheduleInOrder(const Snapshot& snap, const std::vector<const JobView*>& order,
-                                ClusterState& working, Rng& rng, Decisions& out) const {
+void Scheduler::ScheduleInOrder(const Snapshot& snap, JobOrder& order, ClusterState& working,
+                                Rng& rng, Decisions& out) const {
   TaskPlacer placer(*placement_, cache_.get());
   // EASY backfill: once the head job is blocked, it holds a reservation at the shadow time
   // (when enough GPUs will have been released by running jobs' expected ends); a later job may
@@ -65,11 +93,14 @@ void Scheduler::ScheduleInOrder(const Snapshot& snap, const std::vector<const Jo
   auto end_of = [&](const JobView& v) { return v.remaining > 0 ? snap.now + v.remaining : kNever; };
   Tick shadow = kNever;
   std::int64_t spare_at_shadow = 0;
-  for (const JobView* v : order) {
+  std::size_t attempts = 0;
+  const std::size_t limit = snap.max_attempts_after_block;
+  while (const JobView* v = order.Next()) {
     if (v->phase != JobPhase::kPending) continue;
     const Workload& job = *v->job;
     if (blocked) {
-      if (!queue_->backfill()) break;
+      if (!queue_->backfill() || working.free_gpu_milli() == 0) break;
+      if (limit > 0 && ++attempts > limit) break;
       const bool ends_in_time = v->remaining > 0 && snap.now + v->remaining <= shadow;
       const bool fits_spare = job.TotalGpuMilli() <= spare_at_shadow;
       if (!ends_in_time && !fits_spare) continue;
@@ -105,57 +136,83 @@ void Scheduler::ScheduleInOrder(const Snapshot& snap, const std::vector<const Jo
   }
 }
 
-void Scheduler::ScheduleWithPreemption(const Snapshot& snap,
-                                       const std::vector<const JobView*>& order,
+void Scheduler::ScheduleWithPreemption(const Snapshot& snap, JobOrder& order,
                                        ClusterState& working, Rng& rng, Decisions& out) const {
   TaskPlacer placer(*placement_, cache_.get());
   // 1. Which jobs does the order admit? Place greedily, in order, on the cluster as it would
-  //    be with no job running (as Muri's and Tiresias' simulators re-plan).
-  for (const JobView* v : order) {
-    if (v->phase == JobPhase::kRunning) working.Release(v->placement);
+  //    be with no job running (as Muri's and Tiresias' simulators re-plan). Jobs are taken
+  //    from the order until every running job has been seen and the plan is full: the rest
+  //    are pending jobs the order cannot admit.
+  std::size_t running_left = 0;
+  for (const auto& v : snap.jobs) {
+    if (v.phase == JobPhase::kRunning) {
+      working.Release(v.placement);
+      ++running_left;
+    }
   }
-  std::map<JobId, bool> admitted;
+  std::vector<const JobView*> taken;
+  std::vector<char> admitted;
   {
     ClusterState plan = working;
     Rng plan_rng(Rng::Mix(snap.seed, 1));
-    TaskPlacer plan_placer(*placement_, nullptr);
-    for (const JobView* v : order) {
-      admitted[v->job->id] = plan_placer.PlaceGang(plan, *v->job, plan_rng).has_value();
+    TaskPlacer plan_placer(*placement_, cache_.get());
+    std::size_t failures = 0;  // pending jobs not admitted once every running job was seen
+    const std::size_t limit = snap.max_attempts_after_block;
+    while (running_left > 0 || (plan.free_gpu_milli() > 0 && (limit == 0 || failures < limit))) {
+      const JobView* v = order.Next();
+      if (v == nullptr) break;
+      if (v->phase == JobPhase::kRunning) --running_left;
+      taken.push_back(v);
+      // A running job is admitted where it runs when that still fits: cheaper than placing
+      // it afresh, and it keeps step 2 from moving it.
+      const bool in_place = v->phase == JobPhase::kRunning && plan.Apply(v->placement).has_value();
+      admitted.push_back(in_place || plan_placer.PlaceGang(plan, *v->job, plan_rng).has_value());
+      failures += running_left == 0 && !admitted.back();
     }
   }
   // 2. Admitted running jobs stay where they are.
   std::vector<const JobView*> displaced;
-  for (const JobView* v : order) {
-    if (v->phase == JobPhase::kRunning && admitted[v->job->id]) {
-      if (!working.Apply(v->placement)) displaced.push_back(v);
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    if (taken[i]->phase == JobPhase::kRunning && admitted[i]) {
+      if (!working.Apply(taken[i]->placement)) displaced.push_back(taken[i]);
     }
   }
   // 3. Admitted pending jobs start, in order.
-  for (const JobView* v : order) {
-    if (v->phase == JobPhase::kPending && admitted[v->job->id]) {
-      if (auto p = placer.PlaceGang(working, *v->job, rng)) {
-        out.push_back({Decision::Kind::kBind, v->job->id, std::move(*p), {}});
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    if (taken[i]->phase == JobPhase::kPending && admitted[i]) {
+      if (auto p = placer.PlaceGang(working, *taken[i]->job, rng)) {
+        out.push_back({Decision::Kind::kBind, taken[i]->job->id, std::move(*p), {}});
       }
     }
   }
   // 4. Running jobs the order does not admit keep their GPUs if nobody took them; otherwise
   //    they are preempted (and keep their progress).
-  for (const JobView* v : order) {
-    if (v->phase == JobPhase::kRunning && !admitted[v->job->id]) {
-      if (!working.Apply(v->placement)) displaced.push_back(v);
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    if (taken[i]->phase == JobPhase::kRunning && !admitted[i]) {
+      if (!working.Apply(taken[i]->placement)) displaced.push_back(taken[i]);
     }
   }
   for (const JobView* v : displaced) {
     out.push_back({Decision::Kind::kPreempt, v->job->id, {},
                    "preempted by " + std::string(queue_->name()) + " order"});
   }
-  // 5. Whatever is left may start jobs the order did not admit (implicit backfill).
-  for (const JobView* v : order) {
-    if (v->phase == JobPhase::kPending && !admitted[v->job->id]) {
-      if (auto p = placer.PlaceGang(working, *v->job, rng)) {
-        out.push_back({Decision::Kind::kBind, v->job->id, std::move(*p), {}});
-      }
+  // 5. Whatever is left may start jobs the order did not admit (implicit backfill), up to
+  //    the attempt limit.
+  std::size_t attempts = 0;
+  const std::size_t limit = snap.max_attempts_after_block;
+  auto try_start = [&](const JobView* v) {
+    if (working.free_gpu_milli() == 0 && v->job->TotalGpuMilli() > 0) return false;
+    if (limit > 0 && ++attempts > limit) return false;
+    if (auto p = placer.PlaceGang(working, *v->job, rng)) {
+      out.push_back({Decision::Kind::kBind, v->job->id, std::move(*p), {}});
     }
+    return true;
+  };
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    if (taken[i]->phase == JobPhase::kPending && !admitted[i] && !try_start(taken[i])) return;
+  }
+  while (const JobView* v = order.Next()) {
+    if (!try_start(v)) return;
   }
 }
 

@@ -45,11 +45,11 @@ class Scheduler {
 
  private:
   Scheduler() = default;
-  std::vector<const JobView*> Order(const Snapshot& snap) const;
-  void ScheduleInOrder(const Snapshot& snap, const std::vector<const JobView*>& order,
-                       ClusterState& working, Rng& rng, Decisions& out) const;
-  void ScheduleWithPreemption(const Snapshot& snap, const std::vector<const JobView*>& order,
-                              ClusterState& working, Rng& rng, Decisions& out) const;
+  class JobOrder;
+  void ScheduleInOrder(const Snapshot& snap, JobOrder& order, ClusterState& working, Rng& rng,
+                       Decisions& out) const;
+  void ScheduleWithPreemption(const Snapshot& snap, JobOrder& order, ClusterState& working,
+                              Rng& rng, Decisions& out) const;
 
   std::shared_ptr<const QueuePolicy> queue_;
   std::shared_ptr<const PlacementPolicy> placement_;

@@ -28,6 +28,14 @@ struct Snapshot {
   std::vector<JobView> jobs;  // any order; policies impose their own, with ties by job id
   Tick now = 0;
   std::uint64_t seed = 0;     // the only source of randomness a policy may use
+  // Optional: more pending jobs, already in the queue policy's order (by priority, key,
+  // submit time, job id; a pending job's key does not change while it waits). A caller that
+  // keeps its queue sorted passes it here and only the running jobs in `jobs`, so that a
+  // cycle costs O(running + jobs looked at) rather than O(all jobs).
+  const std::vector<const JobView*>* pending_in_order = nullptr;
+  // The most pending jobs a cycle tries to start after one has failed to (backfill and
+  // preemptive re-plans), as Slurm's bf_max_job_test bounds its backfill scan. 0 = no limit.
+  std::size_t max_attempts_after_block = 0;
 };
 
 }  // namespace tessera

@@ -1,6 +1,7 @@
 #include "sim/replay_simulation.h"
 
 #include <algorithm>
+#include <tuple>
 #include <chrono>
 #include <variant>
 
@@ -81,6 +82,26 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
 
   ClusterState state(cluster);
   std::vector<std::size_t> active;  // pending or running, by job index
+  // Pending jobs are kept in the queue policy's order (their keys do not change while they
+  // wait), so each cycle hands the scheduler a sorted queue instead of re-sorting it.
+  const QueuePolicy& queue_policy = scheduler->queue_policy();
+  std::vector<JobView> views(jobs.size());
+  std::vector<const JobView*> pending_sorted;
+  auto order_key = [&](const JobView* v) {
+    return std::make_tuple(-v->job->priority, queue_policy.Key(*v, 0), v->job->submit, v->job->id);
+  };
+  auto enqueue = [&](std::size_t j) {
+    JobView& v = views[j];
+    v = JobView{};
+    v.job = &jobs[j];
+    v.phase = JobPhase::kPending;
+    v.attained_gpu_seconds = runs[j].attained_gpu_seconds;
+    v.remaining = runs[j].remaining;
+    const auto key = order_key(&v);
+    auto at = std::upper_bound(pending_sorted.begin(), pending_sorted.end(), key,
+                               [&](const auto& k, const JobView* other) { return k < order_key(other); });
+    pending_sorted.insert(at, &v);
+  };
   std::vector<std::pair<double, double>> gpu_series, queue_series;
   Tick last_time = result.first_submit;
   Tick queued_reorder = kNever;
@@ -109,6 +130,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
         }
         runs[a->job].phase = Phase::kPending;
         active.push_back(a->job);
+        enqueue(a->job);
         log(now, "arrive " + w.name);
       } else if (const auto* c = std::get_if<Completion>(&e.payload)) {
         auto& r = runs[c->job];
@@ -142,20 +164,23 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
     Snapshot snap;
     snap.now = now;
     snap.seed = Rng::Mix(options.seed, ++cycle);
-    snap.jobs.reserve(active.size());
+    snap.pending_in_order = &pending_sorted;
+    snap.max_attempts_after_block = options.max_attempts_after_block;
     for (std::size_t j : active) {
       const auto& r = runs[j];
+      if (r.phase != Phase::kRunning) continue;
       JobView v;
       v.job = &jobs[j];
-      v.phase = r.phase == Phase::kRunning ? JobPhase::kRunning : JobPhase::kPending;
+      v.phase = JobPhase::kRunning;
       v.started = r.started;
       v.attained_gpu_seconds = r.attained_gpu_seconds;
-      v.remaining = r.phase == Phase::kRunning ? r.remaining - (now - r.started) : r.remaining;
-      if (r.phase == Phase::kRunning) v.placement = r.placement;
+      v.remaining = r.remaining - (now - r.started);
+      v.placement = r.placement;
       snap.jobs.push_back(std::move(v));
     }
     const Decisions decisions = scheduler->Schedule(snap, state);
     ++result.schedule_calls;
+    bool started_any = false;
     for (const auto& d : decisions) {
       const std::size_t j = d.job.value;
       auto& r = runs[j];
@@ -168,11 +193,13 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
         r.phase = Phase::kPending;
         r.placement.clear();
         ++r.epoch;
+        enqueue(j);
         ++o.preemptions;
         ++result.preemptions;
         result.gpu_seconds_lost += o.gpus * ToSeconds(options.restart_cost);
         log(now, "preempt " + jobs[j].name);
       } else if (d.kind == Decision::Kind::kBind) {
+        started_any = true;
         r.phase = Phase::kRunning;
         r.started = now;
         r.placement = d.placement;
@@ -180,6 +207,10 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
         events.Push(now + r.remaining, Completion{j, r.epoch});
         log(now, "start " + jobs[j].name + " on " + NodesOf(cluster, d.placement));
       }
+    }
+    if (started_any) {
+      std::erase_if(pending_sorted,
+                    [&](const JobView* v) { return runs[v->job->id.value].phase != Phase::kPending; });
     }
     sample();
 

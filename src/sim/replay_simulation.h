@@ -23,6 +23,8 @@ struct ReplayOptions {
   Tick restart_cost = 0;            // run time added to a job each time it is preempted
   std::size_t series_points = 2000; // samples kept per time series
   bool record_events = false;       // keep a readable event log (golden tests)
+  // Pending jobs a cycle tries after one could not start (see Snapshot); 0 = no limit.
+  std::size_t max_attempts_after_block = 0;
 };
 
 struct JobOutcome {

@@ -44,9 +44,10 @@ std::optional<TaskPlacement> TaskPlacer::Place(const ClusterState& state, const 
   const bool memo = cache_ != nullptr && policy_.deterministic();
   const int shape_id = memo ? cache_->ShapeId(shape, models) : -1;
   const auto& cluster = state.cluster();
-  NodeId best;
+  // Best score so far and every node that reaches it; one draw at the end breaks the tie.
   NodeScore best_score;
-  std::uint64_t ties = 0;
+  std::vector<NodeId>& tied = tied_;
+  tied.clear();
 
   auto consider = [&](NodeId id) {
     const auto& s = state.node(id);
@@ -55,19 +56,20 @@ std::optional<TaskPlacement> TaskPlacer::Place(const ClusterState& state, const 
       if (!hit->fits) return;
       score = hit->score;
     } else {
-      const bool fits = TaskFitsNode(cluster.node(id), s, shape, models);
-      if (fits) score = policy_.Score(state, id, shape, rng);
+      bool fits = TaskFitsNode(cluster.node(id), s, shape, models);
+      if (fits) {
+        score = policy_.Score(state, id, shape, rng);
+        fits = shape.gpus == 0 || std::popcount(score.gpu_mask) == shape.gpus;  // GPUs found
+      }
       if (memo) cache_->Store(id, shape_id, s.version, fits, score);
       if (!fits) return;
     }
-    if (shape.gpus > 0 && std::popcount(score.gpu_mask) != shape.gpus) return;  // policy found no GPUs
-    if (!best.valid() || score.score > best_score.score) {
-      best = id;
+    if (tied.empty() || score.score > best_score.score) {
       best_score = score;
-      ties = 1;
-    } else if (score.score == best_score.score && rng.Uniform(++ties) == 0) {
-      best = id;  // reservoir sampling: each tied node is kept with equal probability
-      best_score = score;
+      tied.clear();
+      tied.push_back(id);
+    } else if (score.score == best_score.score) {
+      tied.push_back(id);
     }
   };
   if (candidates != nullptr) {
@@ -75,13 +77,16 @@ std::optional<TaskPlacement> TaskPlacer::Place(const ClusterState& state, const 
   } else {
     for (const auto& n : cluster.nodes()) consider(n.id);
   }
-  if (!best.valid()) return std::nullopt;
+  if (tied.empty()) return std::nullopt;
+  const NodeId best = tied.size() == 1 ? tied[0] : tied[rng.Uniform(tied.size())];
+  if (best != tied[0]) best_score = policy_.Score(state, best, shape, rng);  // its own GPUs
   return TaskPlacement{best, policy_.FinalGpus(state, best, shape, best_score, rng), shape.gpus > 0 ? shape.gpu_milli : 0,
                        shape.cpu_milli, shape.memory_mib};
 }
 
 std::optional<Placement> TaskPlacer::PlaceGang(ClusterState& state, const Workload& job,
                                                Rng& rng) const {
+  if (job.TotalGpuMilli() > state.free_gpu_milli()) return std::nullopt;  // cannot fit anyway
   Placement placement;
   placement.reserve(static_cast<std::size_t>(job.TaskCount()));
   for (const auto& group : job.groups) {

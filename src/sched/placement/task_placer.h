@@ -58,6 +58,7 @@ class TaskPlacer {
  private:
   const PlacementPolicy& policy_;
   ScoreCache* cache_;
+  mutable std::vector<NodeId> tied_;  // scratch, reused across placements
 };
 
 // Why `job` can never run on `cluster` even when it is empty, or nullopt when it could.
