@@ -164,7 +164,11 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
     Snapshot snap;
     snap.now = now;
     snap.seed = Rng::Mix(options.seed, ++cycle);
-    snap.pending_in_order = &pending_sorted;
+    if (options.presorted_queue) {
+      snap.pending_in_order = &pending_sorted;
+    } else {
+      for (const JobView* v : pending_sorted) snap.jobs.push_back(*v);
+    }
     snap.max_attempts_after_block = options.max_attempts_after_block;
     for (std::size_t j : active) {
       const auto& r = runs[j];

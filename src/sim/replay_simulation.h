@@ -23,6 +23,10 @@ struct ReplayOptions {
   Tick restart_cost = 0;            // run time added to a job each time it is preempted
   std::size_t series_points = 2000; // samples kept per time series
   bool record_events = false;       // keep a readable event log (golden tests)
+  // Hand the scheduler the pending queue pre-sorted (Snapshot::pending_in_order). Off lists
+  // every job in the snapshot each cycle, the naive way: the same decisions, slower; kept as
+  // the benchmarks' baseline.
+  bool presorted_queue = true;
   // Pending jobs a cycle tries after one could not start (see Snapshot); 0 = no limit.
   std::size_t max_attempts_after_block = 0;
 };

@@ -125,6 +125,29 @@ TEST(ReplaySimulationTest, SameSeedSameSummary) {
             WithoutWallClock(ReplayResultJson(*b)).dump());
 }
 
+// Handing the scheduler a pre-sorted pending queue is an optimisation only: the decisions are
+// those of a snapshot that lists every job.
+TEST(ReplaySimulationTest, PresortedQueueDecidesTheSame) {
+  Cluster c;
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(c.AddNode("n" + std::to_string(i), "V100", 8, 64000, 1 << 20));
+  std::vector<Workload> jobs;
+  for (std::uint32_t i = 0; i < 300; ++i) {
+    jobs.push_back(Job(i, 1 + static_cast<int>(i * 5 % 8), i * 2, 30 + i * 17 % 400));
+    if (i % 9 == 0) jobs.back().groups[0].count = 2;
+  }
+  for (const auto* p : {"fifo", "backfill", "srtf", "srsf", "las"}) {
+    ReplayOptions o;
+    o.scheduler.queue_policy = p;
+    auto sorted = RunReplay(c, jobs, o);
+    o.presorted_queue = false;
+    auto naive = RunReplay(c, jobs, o);
+    ASSERT_TRUE(sorted && naive);
+    EXPECT_EQ(WithoutWallClock(ReplayResultJson(*sorted)).dump(),
+              WithoutWallClock(ReplayResultJson(*naive)).dump())
+        << p;
+  }
+}
+
 // The event log of a small mixed scenario, checked in. Regenerate with
 // TESSERA_UPDATE_GOLDEN=1 after an intended change, and review the diff.
 TEST(ReplaySimulationTest, GoldenEventLog) {
