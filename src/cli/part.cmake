@@ -1,9 +1,21 @@
-# The `tessera` command. Subcommands live in src/cli/<name>_command.cpp, one file each.
+# The `tessera` command. Subcommands live in src/cli/<name>_command.cpp, one file each. With
+# TESSERA_BUILD_LIVE=OFF the live-cluster commands are left out, so the simulator's commands
+# build without the store, controller and agent.
 file(GLOB cli_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/cli/*.cpp)
+set(cli_live_names up_command down_command submit_command get_command describe_command
+    logs_command cancel_command live_client daemon)
+if(NOT TESSERA_BUILD_LIVE)
+  foreach(name ${cli_live_names})
+    list(FILTER cli_srcs EXCLUDE REGEX ".*/${name}\\.cpp$")
+  endforeach()
+endif()
 add_executable(tessera ${cli_srcs})
 target_include_directories(tessera PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
 target_link_libraries(tessera PRIVATE tessera_sim CLI11::CLI11 fmt::fmt Threads::Threads tessera_warnings)
-foreach(part store server agent)
+if(TESSERA_BUILD_LIVE)
+  target_compile_definitions(tessera PRIVATE TESSERA_WITH_LIVE=1)
+endif()
+foreach(part spec store server agent)
   if(TARGET tessera_${part})
     target_link_libraries(tessera PRIVATE tessera_${part})
   endif()
