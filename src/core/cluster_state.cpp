@@ -1,6 +1,7 @@
 #include "core/cluster_state.h"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 namespace tessera {
@@ -32,8 +33,8 @@ bool ClusterState::Fits(const TaskPlacement& t) const {
   if (t.gpu_mask >> n.gpu_count) return false;  // a GPU the node does not have
   if (t.gpu_milli < 0 || t.gpu_milli > kMilliPerGpu) return false;
   if (s.free.cpu_milli < t.cpu_milli || s.free.memory_mib < t.memory_mib) return false;
-  for (int g = 0; g < n.gpu_count; ++g) {
-    if ((t.gpu_mask >> g & 1) && s.gpu_free[g] < t.gpu_milli) return false;
+  for (unsigned m = t.gpu_mask; m != 0; m &= m - 1) {
+    if (s.gpu_free[std::countr_zero(m)] < t.gpu_milli) return false;
   }
   return true;
 }
@@ -58,9 +59,7 @@ void ClusterState::Take(const TaskPlacement& t) {
   auto& s = nodes_[t.node.value];
   s.free.cpu_milli -= t.cpu_milli;
   s.free.memory_mib -= t.memory_mib;
-  for (int g = 0; g < kMaxGpusPerNode; ++g) {
-    if (t.gpu_mask >> g & 1) s.gpu_free[g] -= t.gpu_milli;
-  }
+  for (unsigned m = t.gpu_mask; m != 0; m &= m - 1) s.gpu_free[std::countr_zero(m)] -= t.gpu_milli;
   const std::int64_t gpu = t.gpu_count() * std::int64_t{t.gpu_milli};
   s.free.gpu_milli -= gpu;
   allocated_gpu_milli_ += gpu;
@@ -82,9 +81,7 @@ void ClusterState::Give(const TaskPlacement& t) {
   auto& s = nodes_[t.node.value];
   s.free.cpu_milli += t.cpu_milli;
   s.free.memory_mib += t.memory_mib;
-  for (int g = 0; g < kMaxGpusPerNode; ++g) {
-    if (t.gpu_mask >> g & 1) s.gpu_free[g] += t.gpu_milli;
-  }
+  for (unsigned m = t.gpu_mask; m != 0; m &= m - 1) s.gpu_free[std::countr_zero(m)] += t.gpu_milli;
   const std::int64_t gpu = t.gpu_count() * std::int64_t{t.gpu_milli};
   s.free.gpu_milli += gpu;
   allocated_gpu_milli_ -= gpu;
