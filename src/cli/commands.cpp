@@ -1,5 +1,9 @@
 #include "cli/commands.h"
 
+#ifdef TESSERA_WITH_LIVE
+#include "cli/live_commands.h"
+#endif
+
 namespace tessera::cli {
 
 namespace {
@@ -9,6 +13,20 @@ int g_exit_code = 0;  // set by the one subcommand that runs
 void SetExitCode(int code) { g_exit_code = code; }
 int ExitCode() { return g_exit_code; }
 
-void RegisterCommands(CLI::App& app) { RegisterSimCommand(app); }
+void RegisterCommands(CLI::App& app) {
+  RegisterSimCommand(app);
+  RegisterGenCommand(app);
+  RegisterBenchCommand(app);
+#ifdef TESSERA_WITH_LIVE
+  RegisterUpCommand(app);
+  RegisterDownCommand(app);
+  RegisterSubmitCommand(app);
+  RegisterGetCommand(app);
+  RegisterDescribeCommand(app);
+  RegisterLogsCommand(app);
+  RegisterCancelCommand(app);
+  RegisterBenchLiveCommand(app);  // last: adds `live` under a `bench` registered before it
+#endif
+}
 
 }  // namespace tessera::cli

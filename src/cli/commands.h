@@ -11,5 +11,7 @@ void SetExitCode(int code);
 int ExitCode();
 
 void RegisterSimCommand(CLI::App& app);
+void RegisterGenCommand(CLI::App& app);
+void RegisterBenchCommand(CLI::App& app);
 
 }  // namespace tessera::cli

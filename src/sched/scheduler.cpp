@@ -5,18 +5,46 @@
 #include <optional>
 
 #include "core/rng.h"
+#include "sched/placement/topology_gang_placer.h"
 
 namespace tessera {
+
+struct Scheduler::TopologyMemo {
+  std::uint64_t fingerprint = 0;
+  std::optional<TopologyTree> tree;
+
+  // The tree for `cluster`. A cluster is recognised by its address and a hash of its nodes'
+  // domains (O(nodes), far below one placement), so a different cluster never reuses a tree.
+  const TopologyTree& For(const Cluster& cluster) {
+    std::uint64_t h = reinterpret_cast<std::uintptr_t>(&cluster);
+    h = Rng::Mix(h, static_cast<std::uint64_t>(cluster.node_count()));
+    h = Rng::Mix(h, cluster.topology().levels.size());
+    for (const Node& n : cluster.nodes()) {
+      for (std::uint32_t d : n.domain) h = h * 0x100000001B3ULL ^ d;
+      h = h * 0x100000001B3ULL ^ 0xFF;
+    }
+    if (!tree || h != fingerprint) {
+      tree = TopologyTree::Build(cluster);
+      fingerprint = h;
+    }
+    return *tree;
+  }
+};
 
 Result<Scheduler> Scheduler::Create(const SchedulerConfig& config) {
   auto queue = MakeQueuePolicy(config.queue_policy, config.queue);
   if (!queue) return std::unexpected(queue.error());
   auto placement = MakePlacementPolicy(config.placement_policy, config.placement);
   if (!placement) return std::unexpected(placement.error());
+  if (config.gang_placement != "topology" && config.gang_placement != "greedy") {
+    return InvalidArgument("gang placement '" + config.gang_placement +
+                           "' is unknown (known: topology, greedy)");
+  }
   Scheduler s;
   s.queue_ = std::move(*queue);
   s.placement_ = std::move(*placement);
-  s.cache_ = std::make_shared<ScoreCache>();
+  if (config.memoize_scores) s.cache_ = std::make_shared<ScoreCache>();
+  if (config.gang_placement == "topology") s.topology_ = std::make_shared<TopologyMemo>();
   return s;
 }
 
@@ -74,17 +102,20 @@ Decisions Scheduler::Schedule(const Snapshot& snap, ClusterState& working) const
   Decisions out;
   Rng rng(snap.seed);
   JobOrder order(*queue_, snap);
+  std::optional<TopologyGangPlacer> gangs;
+  if (topology_) gangs.emplace(*placement_, topology_->For(working.cluster()));
+  const TopologyGangPlacer* g = gangs ? &*gangs : nullptr;
   if (queue_->preemptive()) {
-    ScheduleWithPreemption(snap, order, working, rng, out);
+    ScheduleWithPreemption(snap, order, working, rng, g, out);
   } else {
-    ScheduleInOrder(snap, order, working, rng, out);
+    ScheduleInOrder(snap, order, working, rng, g, out);
   }
   return out;
 }
 
 void Scheduler::ScheduleInOrder(const Snapshot& snap, JobOrder& order, ClusterState& working,
-                                Rng& rng, Decisions& out) const {
-  TaskPlacer placer(*placement_, cache_.get());
+                                Rng& rng, const TopologyGangPlacer* gangs, Decisions& out) const {
+  TaskPlacer placer(*placement_, cache_.get(), gangs);
   // EASY backfill: once the head job is blocked, it holds a reservation at the shadow time
   // (when enough GPUs will have been released by running jobs' expected ends); a later job may
   // start only if it ends by then or fits in the GPUs left over at that time.
@@ -136,9 +167,10 @@ void Scheduler::ScheduleInOrder(const Snapshot& snap, JobOrder& order, ClusterSt
   }
 }
 
-void Scheduler::ScheduleWithPreemption(const Snapshot& snap, JobOrder& order,
-                                       ClusterState& working, Rng& rng, Decisions& out) const {
-  TaskPlacer placer(*placement_, cache_.get());
+void Scheduler::ScheduleWithPreemption(const Snapshot& snap, JobOrder& order, ClusterState& working,
+                                       Rng& rng, const TopologyGangPlacer* gangs,
+                                       Decisions& out) const {
+  TaskPlacer placer(*placement_, cache_.get(), gangs);
   // 1. Which jobs does the order admit? Place greedily, in order, on the cluster as it would
   //    be with no job running (as Muri's and Tiresias' simulators re-plan). Jobs are taken
   //    from the order until every running job has been seen and the plan is full: the rest
@@ -155,7 +187,7 @@ void Scheduler::ScheduleWithPreemption(const Snapshot& snap, JobOrder& order,
   {
     ClusterState plan = working;
     Rng plan_rng(Rng::Mix(snap.seed, 1));
-    TaskPlacer plan_placer(*placement_, cache_.get());
+    TaskPlacer plan_placer(*placement_, cache_.get(), gangs);
     std::size_t failures = 0;  // pending jobs not admitted once every running job was seen
     const std::size_t limit = snap.max_attempts_after_block;
     while (running_left > 0 || (plan.free_gpu_milli() > 0 && (limit == 0 || failures < limit))) {

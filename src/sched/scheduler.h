@@ -5,7 +5,9 @@
 // The cycle: order jobs by the queue policy; for a preemptive policy, find which jobs the
 // order admits and preempt running jobs it does not; place pending jobs gang by gang with the
 // placement policy; for a backfilling policy, reserve for the blocked head job and start later
-// jobs only where they cannot delay it.
+// jobs only where they cannot delay it. Jobs of several tasks are placed inside one topology
+// domain by the topology gang placer (topology_gang_placer.h) unless the config asks for the
+// "greedy" baseline.
 #pragma once
 
 #include <memory>
@@ -23,6 +25,14 @@ namespace tessera {
 struct SchedulerConfig {
   std::string queue_policy = "fifo";         // fifo | backfill | srtf | srsf | las
   std::string placement_policy = "bestfit";  // see PlacementPolicyNames()
+  // How jobs of several tasks are placed: "topology" (default) inside the tightest domain
+  // allowed by their require/prefer levels, ranks domain by domain; "greedy" task by task on
+  // the best node for the placement policy, ignoring topology (the baseline of schedulers
+  // without topology awareness).
+  std::string gang_placement = "topology";
+  // Memoise placement scores per (node version, task shape). Off: the same decisions, slower;
+  // kept as the benchmarks' baseline.
+  bool memoize_scores = true;
   QueuePolicyConfig queue;
   PlacementConfig placement;
 };
@@ -47,13 +57,17 @@ class Scheduler {
   Scheduler() = default;
   class JobOrder;
   void ScheduleInOrder(const Snapshot& snap, JobOrder& order, ClusterState& working, Rng& rng,
-                       Decisions& out) const;
+                       const TopologyGangPlacer* gangs, Decisions& out) const;
   void ScheduleWithPreemption(const Snapshot& snap, JobOrder& order, ClusterState& working,
-                              Rng& rng, Decisions& out) const;
+                              Rng& rng, const TopologyGangPlacer* gangs, Decisions& out) const;
 
   std::shared_ptr<const QueuePolicy> queue_;
   std::shared_ptr<const PlacementPolicy> placement_;
   std::shared_ptr<ScoreCache> cache_;  // memo only; does not change any decision
+  // The topology tree of the cluster last scheduled (built once, rebuilt if the cluster
+  // changes); null for "greedy" gang placement.
+  struct TopologyMemo;
+  std::shared_ptr<TopologyMemo> topology_;
 };
 
 }  // namespace tessera

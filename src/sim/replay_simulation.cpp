@@ -1,13 +1,17 @@
 #include "sim/replay_simulation.h"
 
 #include <algorithm>
-#include <tuple>
 #include <chrono>
+#include <cmath>
+#include <optional>
+#include <set>
+#include <tuple>
 #include <variant>
 
 #include "core/cluster_state.h"
 #include "core/rng.h"
 #include "sched/placement/task_placer.h"
+#include "sched/placement/topology_gang_placer.h"
 #include "sim/event_queue.h"
 #include "sim/stats.h"
 
@@ -34,7 +38,30 @@ struct JobRun {
   double attained_gpu_seconds = 0;
   std::uint64_t epoch = 0;  // bumped on preemption; stale completions are ignored
   Placement placement;
+  double slowdown = 1.0;  // of the current run: wall time = remaining × slowdown
 };
+
+// Wall time of `work` (run time at full speed) at `slowdown`; exact when there is none.
+Tick Stretch(Tick work, double slowdown) {
+  return slowdown == 1.0 ? work
+                         : static_cast<Tick>(std::llround(static_cast<double>(work) * slowdown));
+}
+// Work done in `wall` time at `slowdown`.
+Tick Shrink(Tick wall, double slowdown) {
+  return slowdown == 1.0 ? wall
+                         : static_cast<Tick>(std::llround(static_cast<double>(wall) / slowdown));
+}
+
+int InnerDomains(const Cluster& cluster, const Placement& p) {
+  const auto levels = cluster.topology().levels.size();
+  if (levels == 0) return 0;
+  std::set<std::uint32_t> domains;
+  for (const auto& t : p) {
+    const auto& d = cluster.node(t.node).domain;
+    if (d.size() >= levels) domains.insert(d[levels - 1]);
+  }
+  return static_cast<int>(domains.size());
+}
 
 std::string NodesOf(const Cluster& cluster, const Placement& p) {
   std::string s;
@@ -58,6 +85,25 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
                              std::to_string(jobs[i].id.value));
     }
   }
+  for (const auto& [level, factor] : options.spread_slowdown) {
+    if (!(factor > 0) || !std::isfinite(factor)) {
+      return InvalidArgument("replay: spread_slowdown[" + level + "]: must be a positive number");
+    }
+  }
+  // The slowdown of a placement: the factor of the level it spans, when that is wider than the
+  // level the job prefers.
+  const Topology& topology = cluster.topology();
+  auto slowdown_of = [&](const Workload& w, const Placement& p) {
+    if (w.topology.prefer.empty()) return 1.0;
+    const std::optional<int> prefer = LevelNumber(topology, w.topology.prefer);
+    const int span = SpanLevel(cluster, p);
+    if (!prefer || span >= *prefer) return 1.0;
+    const std::string name = LevelName(topology, span);
+    for (const auto& [level, factor] : options.spread_slowdown) {
+      if (level == name) return factor;
+    }
+    return 1.0;
+  };
 
   ReplayResult result;
   result.policy = options.scheduler.queue_policy;
@@ -178,7 +224,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
       v.phase = JobPhase::kRunning;
       v.started = r.started;
       v.attained_gpu_seconds = r.attained_gpu_seconds;
-      v.remaining = r.remaining - (now - r.started);
+      v.remaining = Stretch(r.remaining, r.slowdown) - (now - r.started);
       v.placement = r.placement;
       snap.jobs.push_back(std::move(v));
     }
@@ -192,7 +238,8 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
       if (d.kind == Decision::Kind::kPreempt) {
         // The scheduler already gave the GPUs back in `state`.
         const Tick ran = now - r.started;
-        r.remaining = std::max<Tick>(0, r.remaining - ran) + options.restart_cost;
+        r.remaining =
+            std::max<Tick>(0, r.remaining - Shrink(ran, r.slowdown)) + options.restart_cost;
         r.attained_gpu_seconds += o.gpus * ToSeconds(ran);
         r.phase = Phase::kPending;
         r.placement.clear();
@@ -207,8 +254,12 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
         r.phase = Phase::kRunning;
         r.started = now;
         r.placement = d.placement;
+        r.slowdown = slowdown_of(jobs[j], r.placement);
+        o.span = LevelName(topology, SpanLevel(cluster, r.placement));
+        o.inner_domains = InnerDomains(cluster, r.placement);
+        o.slowdown = r.slowdown;
         if (o.first_start < 0) o.first_start = now;
-        events.Push(now + r.remaining, Completion{j, r.epoch});
+        events.Push(now + Stretch(r.remaining, r.slowdown), Completion{j, r.epoch});
         log(now, "start " + jobs[j].name + " on " + NodesOf(cluster, d.placement));
       }
     }

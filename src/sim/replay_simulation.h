@@ -29,6 +29,13 @@ struct ReplayOptions {
   bool presorted_queue = true;
   // Pending jobs a cycle tries after one could not start (see Snapshot); 0 = no limit.
   std::size_t max_attempts_after_block = 0;
+  // A gang spread wider than its preferred topology level (Workload::topology.prefer) runs
+  // slower: its run time is multiplied by the factor of the level it spans, i.e. the innermost
+  // level one domain of which holds all its tasks ("node", a named level such as "leaf" or
+  // "spine", or "cluster"). A level not listed, or a job that prefers nothing or spans no
+  // wider than it prefers: 1.0. Defaults and their sources: docs/topology.md.
+  std::vector<std::pair<std::string, double>> spread_slowdown = {
+      {"leaf", 1.0}, {"spine", 1.1}, {"cluster", 1.3}};
 };
 
 struct JobOutcome {
@@ -42,6 +49,12 @@ struct JobOutcome {
   int preemptions = 0;
   bool unschedulable = false;
   std::string reason;     // why unschedulable
+  // Where it ran last: the innermost topology level that holds all its tasks ("node", "leaf",
+  // ..., "cluster"; empty = never started), how many domains of the cluster's innermost named
+  // level (leaves) it spanned, and the slowdown that placement cost (spread_slowdown).
+  std::string span;
+  int inner_domains = 0;
+  double slowdown = 1.0;
 };
 
 struct ReplayResult {

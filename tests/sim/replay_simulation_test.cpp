@@ -148,6 +148,74 @@ TEST(ReplaySimulationTest, PresortedQueueDecidesTheSame) {
   }
 }
 
+// Two leaves of one node each under one spine, and a second spine with one leaf of one node.
+// Node b has fewer cores, so that bestfit puts a lone 8-GPU job there.
+Cluster SpreadCluster() {
+  Cluster c;
+  EXPECT_TRUE(c.AddNode("a", "H100", 8, 64000, 1 << 20, {0, 0}));
+  EXPECT_TRUE(c.AddNode("b", "H100", 8, 32000, 1 << 20, {0, 1}));
+  EXPECT_TRUE(c.AddNode("c", "H100", 8, 64000, 1 << 20, {1, 2}));
+  c.set_topology(Topology{{"spine", "leaf"}, {{"s0", "s1"}, {"l0", "l1", "l2"}}});
+  return c;
+}
+
+TEST(ReplaySimulationTest, GangsSpreadBeyondTheirPreferredLevelRunSlower) {
+  Cluster c = SpreadCluster();
+  // Two 8-GPU workers, 100 s. No leaf holds two nodes: the gang spans spine 0 (a, b).
+  auto gang = [](std::uint32_t id, std::string prefer, Tick submit_s) {
+    Workload w = Job(id, 8, submit_s, 100);
+    w.groups[0].count = 2;
+    w.topology.prefer = std::move(prefer);
+    return w;
+  };
+  // prefer leaf, spans a spine: 100 s × 1.1 = 110 s. prefer spine: no slowdown. No
+  // preference: none either.
+  for (const auto& [prefer, finish_s] :
+       std::vector<std::pair<std::string, Tick>>{{"leaf", 110}, {"spine", 100}, {"", 100}}) {
+    auto r = Replay(c, {gang(0, prefer, 0)}, "fifo");
+    EXPECT_EQ(r.jobs[0].finish, finish_s * kSecond) << prefer;
+    EXPECT_EQ(r.jobs[0].span, "spine");
+    EXPECT_EQ(r.jobs[0].inner_domains, 2);
+  }
+  // Configurable: across spines costs 2×. Node b is busy, so the gang spans a and c.
+  ReplayOptions o;
+  o.scheduler.queue_policy = "fifo";
+  o.spread_slowdown = {{"cluster", 2.0}};
+  Workload blocker = Job(0, 8, 0, 1000);
+  blocker.topology.prefer = "leaf";
+  std::vector<Workload> jobs = {blocker, gang(1, "leaf", 1)};
+  auto r = RunReplay(c, jobs, o);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->jobs[0].span, "node");
+  EXPECT_EQ(r->jobs[0].slowdown, 1.0);
+  EXPECT_EQ(r->jobs[1].span, "cluster");
+  EXPECT_EQ(r->jobs[1].slowdown, 2.0);
+  EXPECT_EQ(r->jobs[1].finish, (1 + 200) * kSecond);
+  o.spread_slowdown = {{"spine", 0}};
+  EXPECT_FALSE(RunReplay(c, jobs, o));
+}
+
+TEST(ReplaySimulationTest, PreemptedSlowGangKeepsItsProgress) {
+  // SRTF on one spine of two one-node leaves. A: 2 × 8 GPUs, 100 s of work, prefers a leaf,
+  // spans the spine: 110 s of wall time. At 55 s (half its work done: 50 s), B (8 GPUs, 10 s)
+  // is shorter and preempts it. B 55→65; A restarts at 65 with 50 s of work: 55 s of wall time
+  // at 1.1 → finishes at 120 s.
+  Cluster c;
+  ASSERT_TRUE(c.AddNode("a", "H100", 8, 64000, 1 << 20, {0, 0}));
+  ASSERT_TRUE(c.AddNode("b", "H100", 8, 64000, 1 << 20, {0, 1}));
+  c.set_topology(Topology{{"spine", "leaf"}, {{"s0"}, {"l0", "l1"}}});
+  Workload a = Job(0, 8, 0, 100);
+  a.groups[0].count = 2;
+  a.topology.prefer = "leaf";
+  Workload b = Job(1, 8, 55, 10);
+  b.groups[0].count = 2;
+  auto r = Replay(c, {a, b}, "srtf");
+  EXPECT_EQ(r.jobs[1].first_start, 55 * kSecond);
+  EXPECT_EQ(r.jobs[1].finish, 65 * kSecond);
+  EXPECT_EQ(r.jobs[0].preemptions, 1);
+  EXPECT_EQ(r.jobs[0].finish, 120 * kSecond);
+}
+
 // The event log of a small mixed scenario, checked in. Regenerate with
 // TESSERA_UPDATE_GOLDEN=1 after an intended change, and review the diff.
 TEST(ReplaySimulationTest, GoldenEventLog) {

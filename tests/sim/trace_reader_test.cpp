@@ -237,6 +237,26 @@ TEST_F(TraceReaderTest, GenericCsvOptionalColumnsInAnyOrder) {
   EXPECT_EQ(trace->jobs[0].memory_mib, 8192);
 }
 
+TEST_F(TraceReaderTest, GenericCsvTopologyColumns) {
+  const std::string path = Write("gangs.csv",
+                                 "submit_time,gpus,duration,require,prefer\n"
+                                 "0,1024,3600,spine,leaf\n"
+                                 "5,64,60,,leaf\n"
+                                 "9,1,60,,\n");
+  auto trace = ReadTrace(path);
+  ASSERT_TRUE(trace) << trace.error().message;
+  ASSERT_EQ(trace->jobs.size(), 3u);
+  EXPECT_EQ(trace->jobs[0].require, "spine");
+  EXPECT_EQ(trace->jobs[0].prefer, "leaf");
+  EXPECT_EQ(trace->jobs[1].require, "");
+  EXPECT_EQ(trace->jobs[1].prefer, "leaf");
+  EXPECT_EQ(trace->jobs[2].prefer, "");
+  auto bad = ReadTrace(Write("bad.csv", "submit_time,gpus,duration,prefer\n0,8,1,Leaf 2\n"));
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message,
+              HasSubstr("bad.csv:2:4: column 'prefer': 'Leaf 2' is not a topology level name"));
+}
+
 TEST_F(TraceReaderTest, GenericCsvRejectsUnknownColumn) {
   const std::string path = Write("mine.csv", "submit_time,gpus,duration,gpu_modle\n0,1,1,A100\n");
   auto trace = ReadTrace(path);

@@ -2,6 +2,8 @@
 
 #include <bit>
 
+#include "sched/placement/topology_gang_placer.h"
+
 namespace tessera {
 
 int ScoreCache::ShapeId(const TaskShape& shape, GpuModelSet models) {
@@ -24,6 +26,13 @@ void ScoreCache::Store(NodeId node, int shape, std::uint64_t version, bool fits,
   auto& row = entries_[s];
   if (node.value >= row.size()) row.resize(node.value + 1);
   row[node.value] = Entry{version + 1, fits, score};
+}
+
+ScoreCache::Entry* ScoreCache::Row(int shape, std::size_t nodes) {
+  const auto s = static_cast<std::size_t>(shape);
+  if (s >= entries_.size()) entries_.resize(s + 1);
+  if (entries_[s].size() < nodes) entries_[s].resize(nodes);
+  return entries_[s].data();
 }
 
 bool TaskFitsNode(const Node& node, const NodeState& s, const TaskShape& shape,
@@ -49,19 +58,24 @@ std::optional<TaskPlacement> TaskPlacer::Place(const ClusterState& state, const 
   std::vector<NodeId>& tied = tied_;
   tied.clear();
 
+  // The memo row of this shape, probed in place: one scan reads each node's version and
+  // entry and nothing else unless the node changed.
+  ScoreCache::Entry* const row =
+      memo ? cache_->Row(shape_id, static_cast<std::size_t>(state.node_count())) : nullptr;
   auto consider = [&](NodeId id) {
     const auto& s = state.node(id);
     NodeScore score;
-    if (const ScoreCache::Entry* hit = memo ? cache_->Find(id, shape_id, s.version) : nullptr) {
-      if (!hit->fits) return;
-      score = hit->score;
+    if (row != nullptr && row[id.value].version_plus_one == s.version + 1) {
+      const ScoreCache::Entry& hit = row[id.value];
+      if (!hit.fits) return;
+      score = hit.score;
     } else {
       bool fits = TaskFitsNode(cluster.node(id), s, shape, models);
       if (fits) {
         score = policy_.Score(state, id, shape, rng);
         fits = shape.gpus == 0 || std::popcount(score.gpu_mask) == shape.gpus;  // GPUs found
       }
-      if (memo) cache_->Store(id, shape_id, s.version, fits, score);
+      if (row != nullptr) row[id.value] = ScoreCache::Entry{s.version + 1, fits, score};
       if (!fits) return;
     }
     if (tied.empty() || score.score > best_score.score) {
@@ -75,7 +89,8 @@ std::optional<TaskPlacement> TaskPlacer::Place(const ClusterState& state, const 
   if (candidates != nullptr) {
     for (NodeId id : *candidates) consider(id);
   } else {
-    for (const auto& n : cluster.nodes()) consider(n.id);
+    const auto n = static_cast<std::uint32_t>(state.node_count());
+    for (std::uint32_t i = 0; i < n; ++i) consider(NodeId(i));
   }
   if (tied.empty()) return std::nullopt;
   const NodeId best = tied.size() == 1 ? tied[0] : tied[rng.Uniform(tied.size())];
@@ -87,6 +102,21 @@ std::optional<TaskPlacement> TaskPlacer::Place(const ClusterState& state, const 
 std::optional<Placement> TaskPlacer::PlaceGang(ClusterState& state, const Workload& job,
                                                Rng& rng) const {
   if (job.TotalGpuMilli() > state.free_gpu_milli()) return std::nullopt;  // cannot fit anyway
+  const bool constrained = !job.topology.require.empty() || !job.topology.prefer.empty();
+  // A gang goes to the topology placer when it names a level, or when the cluster has a level
+  // with several domains. On a flat or single-switch cluster every placement is equally local,
+  // so the policy's own task-by-task choice stands (and earlier results are unchanged).
+  if (gangs_ != nullptr && job.TaskCount() > 1 && (constrained || gangs_->tree().multi_domain())) {
+    return gangs_->Place(state, job, rng);
+  }
+  if (gangs_ != nullptr && constrained) {
+    // One task satisfies any level at or above a node; only a level that does not exist stops it.
+    const Topology& topology = state.cluster().topology();
+    if ((!job.topology.require.empty() && !LevelNumber(topology, job.topology.require)) ||
+        (!job.topology.prefer.empty() && !LevelNumber(topology, job.topology.prefer))) {
+      return std::nullopt;
+    }
+  }
   Placement placement;
   placement.reserve(static_cast<std::size_t>(job.TaskCount()));
   for (const auto& group : job.groups) {
@@ -124,7 +154,7 @@ std::optional<std::string> NeverFitsReason(const Cluster& cluster, const Workloa
     return "the job needs " + std::to_string(job.TotalGpuMilli() / kMilliPerGpu) +
            " GPUs and the cluster has " + std::to_string(cluster.total_gpus());
   }
-  return std::nullopt;
+  return TopologyNeverFitsReason(cluster, job);
 }
 
 }  // namespace tessera

@@ -18,6 +18,8 @@
 
 namespace tessera {
 
+class TopologyGangPlacer;
+
 // Memo of (fits, NodeScore) by (node, task shape and accepted models), keyed on the node's
 // version. Serves one ClusterState and its copies; not thread-safe.
 class ScoreCache {
@@ -30,6 +32,9 @@ class ScoreCache {
   int ShapeId(const TaskShape& shape, GpuModelSet models);
   const Entry* Find(NodeId node, int shape, std::uint64_t version) const;
   void Store(NodeId node, int shape, std::uint64_t version, bool fits, NodeScore score);
+  // The entries of `shape`, one per node, at least `nodes` of them: a scan over every node
+  // probes them in place rather than through Find.
+  Entry* Row(int shape, std::size_t nodes);
 
  private:
   std::map<std::tuple<std::int64_t, std::int64_t, int, std::int32_t, std::uint64_t>, int> shape_ids_;
@@ -42,8 +47,14 @@ bool TaskFitsNode(const Node& node, const NodeState& s, const TaskShape& shape,
 
 class TaskPlacer {
  public:
-  // `cache` may be null (no memo).
-  TaskPlacer(const PlacementPolicy& policy, ScoreCache* cache) : policy_(policy), cache_(cache) {}
+  // `cache` may be null (no memo). `gangs`, when given, places every job of several tasks on a
+  // cluster with a topology level of several domains, and every job of several tasks with a
+  // topology constraint (see topology_gang_placer.h); without it, tasks are placed one by one
+  // on the best node for the policy and topology constraints are ignored (the baseline
+  // "greedy" gang placement).
+  TaskPlacer(const PlacementPolicy& policy, ScoreCache* cache,
+             const TopologyGangPlacer* gangs = nullptr)
+      : policy_(policy), cache_(cache), gangs_(gangs) {}
 
   // The best node for one task, or nullopt when no node fits. `candidates`, when given,
   // restricts the search (in that order) — e.g. to one topology domain.
@@ -52,16 +63,20 @@ class TaskPlacer {
                                      const std::vector<NodeId>* candidates = nullptr) const;
 
   // Places every task of `job` in rank order, taking resources in `state` as it goes. On
-  // failure gives back what it took and returns nullopt: a gang is all-or-nothing.
+  // failure gives back what it took and returns nullopt: a gang is all-or-nothing. A job that
+  // names a topology level the cluster does not have is not placed (NeverFitsReason says why).
   std::optional<Placement> PlaceGang(ClusterState& state, const Workload& job, Rng& rng) const;
 
  private:
   const PlacementPolicy& policy_;
   ScoreCache* cache_;
+  const TopologyGangPlacer* gangs_;
   mutable std::vector<NodeId> tied_;  // scratch, reused across placements
 };
 
-// Why `job` can never run on `cluster` even when it is empty, or nullopt when it could.
+// Why `job` can never run on `cluster` even when it is empty, or nullopt when it could: a task
+// no node can hold, more GPUs than the cluster has, a topology level the cluster does not have,
+// or a required level no domain of which can hold the gang.
 std::optional<std::string> NeverFitsReason(const Cluster& cluster, const Workload& job);
 
 }  // namespace tessera

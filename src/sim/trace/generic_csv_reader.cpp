@@ -1,7 +1,11 @@
 // The generic CSV format, for traces people bring themselves:
-// submit_time,gpus,duration[,user][,gpu_model][,id][,cpu_milli][,memory_mib], times in
-// seconds. A fractional gpus below 1 (0.5) is a share of one GPU.
+// submit_time,gpus,duration[,user][,gpu_model][,id][,cpu_milli][,memory_mib][,require][,prefer],
+// times in seconds. A fractional gpus below 1 (0.5) is a share of one GPU. require/prefer name
+// topology levels (spine, leaf, node, ...); whether the cluster has them is checked against the
+// cluster when the job arrives (an unknown level makes the job unschedulable, with the reason).
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "sim/trace/trace_format.h"
 
@@ -39,6 +43,21 @@ Result<TraceJob> ParseGenericJob(const CsvRow& row) {
   job.cpu_milli = cpu.value_or(0);
   TRACE_ASSIGN_OR_RETURN(const auto mem, row.OptionalInt("memory_mib", 0, kMaxTraceMemoryMib));
   job.memory_mib = mem.value_or(0);
+  for (const auto& [column, field] :
+       {std::pair{"require", &job.require}, std::pair{"prefer", &job.prefer}}) {
+    const std::string_view level = row.Text(column);
+    // A level name as the cluster YAML allows it; anything else is a typo or a shifted column.
+    const bool ok =
+        level.size() <= 64 && std::all_of(level.begin(), level.end(), [](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+        });
+    if (!ok) {
+      return row.Fail(column, "'" + std::string(level) +
+                                  "' is not a topology level name (lower-case letters, digits, "
+                                  "'-' and '_', at most 64)");
+    }
+    *field = std::string(level);
+  }
   return job;
 }
 
@@ -49,7 +68,7 @@ const TraceFormat& GenericCsvFormat() {
       .name = "csv",
       .title = "generic CSV",
       .required = {"submit_time", "gpus", "duration"},
-      .optional = {"user", "gpu_model", "id", "cpu_milli", "memory_mib"},
+      .optional = {"user", "gpu_model", "id", "cpu_milli", "memory_mib", "require", "prefer"},
       .strict_columns = true,
       .make_parser = [] { return TraceRowParser(ParseGenericJob); },
   };

@@ -26,6 +26,8 @@ struct TraceJob {
   int nodes = 0;                        // philly: node_num; 0 = not given
   std::string model_name;               // muri: the DL model (resnet18, vgg16, ...)
   std::int64_t iterations = 0;          // muri: training iterations; 0 = not given
+  std::string require;                  // csv: topology level all tasks must share; empty = none
+  std::string prefer;                   // csv: topology level preferred; empty = none
 };
 
 struct Trace {
