@@ -5,7 +5,7 @@
 // `tessera bench topology`: placement quality of topology-aware against greedy gang placement
 // on one trace replayed in the simulator, e.g.
 //   tessera bench topology --trace llm-10k.csv --cluster examples/clusters/llm-10k.yaml
-// See docs/topology.md and docs/results-topology.md.
+// See docs/topology.md and docs/results.md §3.
 #include <fmt/core.h>
 
 #include <fstream>

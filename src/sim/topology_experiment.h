@@ -2,7 +2,7 @@
 // once per gang placement ("topology", "greedy"), with the replay's spread slowdown, and for
 // each job size class the share of gangs kept within their preferred and required levels, the
 // leaves they span against the fewest possible, their slowdown, JCT and queueing delay.
-// `tessera bench topology` runs it; docs/results-topology.md reports it.
+// `tessera bench topology` runs it; docs/results.md §3 reports it.
 #pragma once
 
 #include <cstdint>
