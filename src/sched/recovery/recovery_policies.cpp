@@ -15,9 +15,10 @@ namespace {
 
 using Kind = RecoveryDecision::Kind;
 
-RecoveryDecision InPlace() {
+RecoveryDecision InPlace(const RecoveryRequest& req) {
   RecoveryDecision d;
   d.kind = Kind::kReplace;
+  d.placement = req.placement;
   d.reason = "restart in place (no node failed)";
   return d;
 }
@@ -43,14 +44,13 @@ bool AnyHealthy(const RecoveryRequest& req) {
 // The whole gang on fresh nodes (the job's own healthy nodes count as free), or kWait.
 RecoveryDecision WholeGang(const RecoveryRequest& req, const RecoveryView& view,
                            std::string_view why) {
-  ClusterState scratch = *view.state;
-  scratch.Release(req.placement);
   const int workers = static_cast<int>(req.placement.size());
   RecoveryDecision d;
-  if (auto p = PlaceGangOnLeaves(*req.job, workers, scratch, view)) {
+  if (auto p = PlaceGangOnLeaves(*req.job, workers, *view.state, view, &req.placement)) {
     d.kind = Kind::kRequeue;
     d.placement = std::move(*p);
-    d.reason = std::string(why) + "requeue the whole gang of " + std::to_string(workers) + " workers";
+    d.reason =
+        std::string(why) + "requeue the whole gang of " + std::to_string(workers) + " workers";
   } else {
     d.kind = Kind::kWait;
     d.reason = std::string(why) + "no room for the whole gang of " + std::to_string(workers) +
@@ -63,7 +63,7 @@ RecoveryDecision WholeGang(const RecoveryRequest& req, const RecoveryView& view,
 // spare is left) a free node; near the failed node and inside the gang's required domain.
 RecoveryDecision ReplaceFailed(const RecoveryRequest& req, const RecoveryView& view,
                                bool use_spares) {
-  if (req.failed_ranks.empty()) return InPlace();
+  if (req.failed_ranks.empty()) return InPlace(req);
   if (!AnyHealthy(req)) return WholeGang(req, view, "every rank failed: ");
   const auto domain = GangDomain(req, view);
   RecoveryDecision d;
@@ -128,7 +128,7 @@ class ShrinkPolicy final : public RecoveryPolicy {
   std::string_view name() const override { return "shrink"; }
 
   RecoveryDecision Decide(const RecoveryRequest& req, const RecoveryView& view) const override {
-    if (req.failed_ranks.empty()) return InPlace();
+    if (req.failed_ranks.empty()) return InPlace(req);
     const int unit = Unit(req);
     Placement healthy;
     for (std::size_t r = 0; r < req.placement.size(); ++r) {
@@ -178,8 +178,8 @@ class ShrinkPolicy final : public RecoveryPolicy {
     d.kind = Kind::kResize;
     d.placement = req.placement;
     for (int i = 0; i < add; ++i) {
-      d.placement.push_back(
-          TaskOn(*view.state, found[static_cast<std::size_t>(i)], req.job->ShapeOfTask(current + i)));
+      d.placement.push_back(TaskOn(*view.state, found[static_cast<std::size_t>(i)],
+                                   req.job->ShapeOfTask(current + i)));
     }
     d.reason = "grow from " + std::to_string(current) + " to " + std::to_string(current + add) +
                " of " + std::to_string(req.full_workers) + " workers";
@@ -201,7 +201,9 @@ class ShrinkPolicy final : public RecoveryPolicy {
 
 }  // namespace
 
-std::vector<std::string> RecoveryPolicyNames() { return {"requeue", "replace", "spares", "shrink"}; }
+std::vector<std::string> RecoveryPolicyNames() {
+  return {"requeue", "replace", "spares", "shrink"};
+}
 
 Result<std::unique_ptr<RecoveryPolicy>> MakeRecoveryPolicy(std::string_view name,
                                                            const RecoveryConfig& config) {

@@ -50,10 +50,22 @@ bool IsSpare(const RecoveryView& view, NodeId n) {
   return view.is_spare != nullptr && n.value < view.is_spare->size() && (*view.is_spare)[n.value];
 }
 
+// Takes (sign −1) or gives back (sign +1) one task's resources on a copy of its node's state.
+void Adjust(NodeState& s, const TaskPlacement& t, int sign) {
+  s.free.cpu_milli += sign * t.cpu_milli;
+  s.free.memory_mib += sign * t.memory_mib;
+  s.free.gpu_milli += sign * t.gpu_count() * std::int64_t{t.gpu_milli};
+  for (int g = 0; g < kMaxGpusPerNode; ++g) {
+    if (t.gpu_mask >> g & 1) s.gpu_free[g] += sign * t.gpu_milli;
+  }
+  s.tasks = static_cast<std::uint32_t>(static_cast<int>(s.tasks) - sign);
+}
+
 }  // namespace
 
 std::optional<Placement> PlaceGangOnLeaves(const Workload& job, int workers,
-                                           const ClusterState& state, const RecoveryView& view) {
+                                           const ClusterState& state, const RecoveryView& view,
+                                           const Placement* give_back) {
   if (workers <= 0) return Placement{};
   const Cluster& cluster = state.cluster();
   const RecoveryTopology& topo = *view.topology;
@@ -68,20 +80,31 @@ std::optional<Placement> PlaceGangOnLeaves(const Workload& job, int workers,
     for (std::uint32_t d : seen) domains.emplace_back(d);
   }
   if (domains.empty()) domains.emplace_back(std::nullopt);
+  // The gang's own tasks by node, to give back on a node's copy of its state.
+  std::vector<TaskPlacement> own = give_back != nullptr ? *give_back : Placement{};
+  std::sort(own.begin(), own.end(),
+            [](const TaskPlacement& a, const TaskPlacement& b) { return a.node < b.node; });
 
   for (const auto& domain : domains) {
-    ClusterState scratch = state;  // taken as we go, so that two ranks never share a GPU
     Placement placement;
     placement.reserve(static_cast<std::size_t>(workers));
     for (const auto& leaf : topo.leaf_nodes) {
       for (NodeId id : leaf) {
         if (IsSpare(view, id)) continue;
         if (domain && topo.DomainOf(cluster, id, job.topology.require) != domain) continue;
+        // A copy of this node's state, taken as we go so that two ranks never share a GPU.
+        NodeState s = state.node(id);
+        const auto [first, last] = std::equal_range(
+            own.begin(), own.end(), TaskPlacement{id},
+            [](const TaskPlacement& a, const TaskPlacement& b) { return a.node < b.node; });
+        for (auto it = first; it != last; ++it) Adjust(s, *it, +1);
         while (static_cast<int>(placement.size()) < workers) {
           const TaskShape& shape = job.ShapeOfTask(static_cast<int>(placement.size()));
-          if (!TaskFitsNode(cluster.node(id), scratch.node(id), shape, job.allowed_models)) break;
-          TaskPlacement t = TaskOn(scratch, id, shape);
-          if (!scratch.Apply({t})) break;
+          if (!TaskFitsNode(cluster.node(id), s, shape, job.allowed_models)) break;
+          const TaskPlacement t{id, TightestGpus(cluster.node(id), s, shape),
+                                shape.gpus > 0 ? shape.gpu_milli : 0, shape.cpu_milli,
+                                shape.memory_mib};
+          Adjust(s, t, -1);
           placement.push_back(t);
         }
         if (static_cast<int>(placement.size()) == workers) return placement;

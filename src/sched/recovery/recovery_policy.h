@@ -55,7 +55,7 @@ struct RecoveryDecision {
     kWait,     // no capacity now: keep the healthy nodes and ask again when the cluster changes
   };
   Kind kind = Kind::kWait;
-  Placement placement;             // the gang after recovery, rank order (not for kWait)
+  Placement placement;              // the gang after recovery, rank order (not for kWait)
   std::vector<int> replaced_ranks;  // kReplace: ranks on new nodes; empty = restart in place
   int spares_used = 0;              // kReplace: how many of the new nodes are hot spares
   std::string reason;               // why, for logs and the report's timeline
@@ -96,7 +96,7 @@ Result<std::unique_ptr<RecoveryPolicy>> MakeRecoveryPolicy(std::string_view name
 // `window`. Kokolis et al. (2024) call such nodes "lemons": a few nodes cause a large share of
 // large-job failures, and removing them raised large jobs' success rate.
 struct DrainRule {
-  int threshold = 2;      // failures; 0 = never drain
+  int threshold = 2;  // failures; 0 = never drain
   Tick window = 7 * kDay;
   // `failure_times`: the node's failures so far, ascending, the latest at `now`.
   bool ShouldDrain(const std::vector<Tick>& failure_times, Tick now) const;
@@ -110,10 +110,12 @@ TaskPlacement TaskOn(const ClusterState& state, NodeId node, const TaskShape& sh
 // Places `workers` ranks of `job` (rank r gets job.ShapeOfTask(r)), one after another, on the
 // nodes of `state` where they fit, leaf by leaf in leaf order so that consecutive ranks share a
 // leaf; never on a spare; all within one domain of job.topology.require when the cluster has
-// that level (the first domain, in index order, that can hold the gang). nullopt when the gang
+// that level (the first domain, in index order, that can hold the gang). The tasks of
+// `give_back` (the gang's own placement, for a requeue) count as free. nullopt when the gang
 // does not fit. Pure: `state` is not changed.
 std::optional<Placement> PlaceGangOnLeaves(const Workload& job, int workers,
-                                           const ClusterState& state, const RecoveryView& view);
+                                           const ClusterState& state, const RecoveryView& view,
+                                           const Placement* give_back = nullptr);
 
 // A node for one rank of `shape` near `near`: first in near's leaf, then in the other leaves of
 // its spine, then anywhere (lowest id first at each step); inside `required_domain` of level

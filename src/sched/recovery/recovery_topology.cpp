@@ -46,7 +46,8 @@ RecoveryTopology BuildRecoveryTopology(const Cluster& cluster,
     leaves = std::max(leaves, leaf + 1);
   }
   t.leaf_nodes.resize(leaves);
-  for (const Node& node : cluster.nodes()) t.leaf_nodes[t.leaf_of[node.id.value]].push_back(node.id);
+  for (const Node& node : cluster.nodes())
+    t.leaf_nodes[t.leaf_of[node.id.value]].push_back(node.id);
 
   t.leaf_names.resize(leaves);
   for (std::uint32_t l = 0; l < leaves; ++l) {

@@ -840,6 +840,157 @@ void AddReplay(Page& page, const std::vector<Policy>& policies, const json& summ
 }
 
 // ---------------------------------------------------------------------------------------------
+// Failures experiment: training progress over time, the checkpoint-interval sweep and the
+// timeline of failures and recoveries (summary fields in docs/failures.md).
+
+// "3 d 04:05:06" for a simulated instant in seconds.
+std::string ClockTime(double seconds) {
+  const auto s = static_cast<long long>(std::llround(std::max(0.0, seconds)));
+  return fmt::format("{} d {:02}:{:02}:{:02}", s / 86400, s / 3600 % 24, s / 60 % 60, s % 60);
+}
+
+std::string TimelineTable(const Policy& p, const json& timeline) {
+  constexpr std::size_t kMaxRows = 500;
+  const std::size_t rows = std::min(timeline.size(), kMaxRows);
+  std::string html = fmt::format(
+      "<details><summary><span class=\"swatch\" style=\"background:{}\"></span>{}: {} "
+      "events{}</summary>\n<div class=\"table-wrap\"><table class=\"timeline\">\n<thead><tr>"
+      "<th class=\"left\">Time</th><th class=\"left\">Event</th><th class=\"left\">Component"
+      "</th><th class=\"left\">Target</th><th>Lost (s)</th><th>Latency (s)</th>"
+      "<th class=\"left\">Detail</th></tr></thead>\n<tbody>\n",
+      p.color, HtmlEscape(p.label), FormatNumber(static_cast<double>(timeline.size())),
+      rows < timeline.size() ? fmt::format(" (first {} shown)", rows) : "");
+  for (std::size_t i = 0; i < rows; ++i) {
+    const json& e = timeline[i];
+    const auto number = [&](std::string_view key) {
+      const auto v = Number(Field(&e, key));
+      return v ? fmt::format("<td class=\"num\">{}</td>", FormatNumber(*v))
+               : std::string("<td class=\"num missing\">—</td>");
+    };
+    html += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}{}<td>{}</td></tr>\n",
+        ClockTime(Number(Field(&e, "t_seconds")).value_or(0)), HtmlEscape(Text(Field(&e, "event"))),
+        HtmlEscape(Text(Field(&e, "component"))), HtmlEscape(Text(Field(&e, "target"))),
+        number("lost_seconds"), number("latency_seconds"), HtmlEscape(Text(Field(&e, "detail"))));
+  }
+  html += "</tbody>\n</table></div>\n</details>\n";
+  return html;
+}
+
+void AddFailures(Page& page, const std::vector<Policy>& policies) {
+  std::vector<std::vector<Point>> progress(policies.size());
+  std::vector<std::vector<Point>> sweep(policies.size());
+  bool any_progress = false;
+  bool any_sweep = false;
+  bool any_timeline = false;
+  double t_max = 0;
+  std::optional<double> young_daly;
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    progress[i] = Series(policies[i], "progress_hours");
+    any_progress |= !progress[i].empty();
+    t_max = std::max(t_max, MaxX(progress[i]));
+    const json* points = Field(policies[i].result, "checkpoint_sweep");
+    if (points != nullptr && points->is_array()) {
+      for (const json& e : *points) {
+        const auto x = Number(Field(&e, "interval_seconds"));
+        const auto y = Number(Field(&e, "ettr"));
+        if (x && y) sweep[i].push_back({*x, *y});
+      }
+    }
+    any_sweep |= !sweep[i].empty();
+    if (!young_daly) young_daly = Number(Field(policies[i].result, "young_daly_interval_seconds"));
+    const json* timeline = Field(policies[i].result, "timeline");
+    any_timeline |= timeline != nullptr && timeline->is_array() && !timeline->empty();
+  }
+  if (!any_progress && !any_sweep && !any_timeline) return;
+  page.Section("Failures and recoveries",
+               "One or a few large training gangs under failures, recovering under each policy. "
+               "Every policy sees the same failures at the same instants.");
+  if (any_progress) {
+    // The gap between wall time and training kept: it jumps at each failure by the work lost,
+    // climbs through each recovery, and creeps up with every checkpoint stall.
+    const TimeUnit unit = PickTimeUnit(t_max);
+    json chart{{"type", "line"},
+               {"tooltip", "stepAt"},
+               {"x", Axis(fmt::format("Simulated time ({})", unit.long_name), "time")},
+               {"y", Axis("Training time lost (hours)", "lost", " h")},
+               {"datasets", json::array()}};
+    chart["x"]["suffix"] = fmt::format(" {}", unit.short_name);
+    chart["x"]["min"] = 0;
+    chart["y"]["min"] = 0;
+    for (std::size_t i = 0; i < policies.size(); ++i) {
+      if (progress[i].empty()) continue;
+      std::vector<Point> lost;
+      lost.reserve(progress[i].size());
+      for (const Point& pt : progress[i]) lost.push_back({pt.x, std::max(0.0, pt.x / 3600 - pt.y)});
+      json d = Dataset(policies[i].label, policies[i].color, "line", static_cast<int>(i));
+      d["points"] = PointsJson(report::Downsample(lost, kMaxPointsPerLine), unit.seconds, 1);
+      chart["datasets"].push_back(std::move(d));
+    }
+    page.Chart("chart-training-lost", "Training time lost over time",
+               "Wall time minus the training the job has kept (hours at full size), against "
+               "simulated time. Each failure is a jump by the work done since the last "
+               "checkpoint, each recovery a climb while the job is down (detection, new nodes, "
+               "restart), and checkpoint stalls a slow creep. Lower is better; the final value "
+               "divided by the run's length is 1 − ETTR.",
+               std::move(chart));
+  }
+  if (any_sweep) {
+    double lo = 1;
+    double hi = 0;
+    double x_max = 0;
+    for (const auto& s : sweep) {
+      for (const Point& pt : s) {
+        lo = std::min(lo, pt.y);
+        hi = std::max(hi, pt.y);
+        x_max = std::max(x_max, pt.x);
+      }
+    }
+    json chart{{"type", "line"},
+               {"tooltip", "stepAt"},
+               {"x", Axis("Checkpoint interval (s)", "interval", " s")},
+               {"y", Axis("ETTR (%)", "ETTR", "%")},
+               {"datasets", json::array()}};
+    chart["x"]["min"] = 0;
+    chart["y"]["min"] = std::floor(lo * 100 - 1);
+    chart["y"]["max"] = std::min(100.0, std::ceil(hi * 100 + 0.5));
+    if (young_daly && *young_daly <= x_max) {
+      json ref = Dataset("Young/Daly estimate", "#9aa0a6", "ref", -1);
+      ref["points"] = PointsJson({{*young_daly, std::floor(lo * 100 - 1) / 100},
+                                  {*young_daly, std::min(1.0, std::ceil(hi * 100 + 0.5) / 100)}},
+                                 1, 100);
+      chart["datasets"].push_back(std::move(ref));
+    }
+    for (std::size_t i = 0; i < policies.size(); ++i) {
+      if (sweep[i].empty()) continue;
+      json d = Dataset(policies[i].label, policies[i].color, "line", static_cast<int>(i));
+      d["points"] = PointsJson(sweep[i], 1, 100);
+      chart["datasets"].push_back(std::move(d));
+    }
+    page.Chart("chart-checkpoint-sweep", "ETTR against the checkpoint interval",
+               "The same failures replayed at several checkpoint intervals. Short intervals "
+               "lose time to checkpoint stalls, long ones to work redone after a failure; the "
+               "peak is the simulated best interval. The grey line marks the Young/Daly "
+               "estimate sqrt(2 × checkpoint cost × MTBF).",
+               std::move(chart));
+  }
+  if (any_timeline) {
+    page.Append(
+        "<h3 class=\"table-title\">Timeline of failures and recoveries</h3>\n<p class=\"intro\">"
+        "Per policy, the first seed's failures that hit a job, each recovery decision, each "
+        "restart with its latency (failure to restart), and every node drained. Click a policy "
+        "to open its timeline.</p>\n");
+    for (const Policy& p : policies) {
+      const json* timeline = Field(p.result, "timeline");
+      if (timeline != nullptr && timeline->is_array() && !timeline->empty()) {
+        page.Append(TimelineTable(p, *timeline));
+      }
+    }
+  }
+  page.EndSection();
+}
+
+// ---------------------------------------------------------------------------------------------
 // Static parts of the page.
 
 constexpr std::string_view kStyle = R"css(
@@ -1131,6 +1282,7 @@ std::string Render(const json& summary) {
   AddAllocation(page, policies, experiment);
   AddReplay(page, policies, summary, experiment);
   AddFairShare(page, policies);
+  AddFailures(page, policies);
 
   json data{{"format", "tessera-report/1"}, {"experiment", experiment}, {"charts", page.charts()}};
   const std::string generated_by = Text(Field(&summary, "generated_by"));
