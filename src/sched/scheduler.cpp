@@ -185,7 +185,10 @@ void Scheduler::ScheduleWithPreemption(const Snapshot& snap, JobOrder& order, Cl
   std::vector<const JobView*> taken;
   std::vector<char> admitted;
   {
-    ClusterState plan = working;
+    // The plan is laid on `working` itself and taken back afterwards (an undo list), so a
+    // cycle copies no cluster state.
+    ClusterState& plan = working;
+    std::vector<Placement> undo;
     Rng plan_rng(Rng::Mix(snap.seed, 1));
     TaskPlacer plan_placer(*placement_, cache_.get(), gangs);
     std::size_t failures = 0;  // pending jobs not admitted once every running job was seen
@@ -197,10 +200,18 @@ void Scheduler::ScheduleWithPreemption(const Snapshot& snap, JobOrder& order, Cl
       taken.push_back(v);
       // A running job is admitted where it runs when that still fits: cheaper than placing
       // it afresh, and it keeps step 2 from moving it.
-      const bool in_place = v->phase == JobPhase::kRunning && plan.Apply(v->placement).has_value();
-      admitted.push_back(in_place || plan_placer.PlaceGang(plan, *v->job, plan_rng).has_value());
+      if (v->phase == JobPhase::kRunning && plan.Apply(v->placement)) {
+        undo.push_back(v->placement);
+        admitted.push_back(true);
+      } else if (auto p = plan_placer.PlaceGang(plan, *v->job, plan_rng)) {
+        undo.push_back(std::move(*p));
+        admitted.push_back(true);
+      } else {
+        admitted.push_back(false);
+      }
       failures += running_left == 0 && !admitted.back();
     }
+    for (const auto& p : undo) plan.Release(p);
   }
   // 2. Admitted running jobs stay where they are.
   std::vector<const JobView*> displaced;
