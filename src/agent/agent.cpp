@@ -1,0 +1,565 @@
+#include "agent/agent.h"
+
+#include <fcntl.h>
+#include <httplib.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "spec/document.h"
+
+namespace tessera {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// Field 22 of /proc/<pid>/stat: the start time in clock ticks after boot, or 0.
+unsigned long long ProcessStartTime(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i) {
+    if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
+  }
+  return 0;
+}
+
+std::int64_t MachineCpuMilli() {
+  return static_cast<std::int64_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))) * 1000;
+}
+
+std::int64_t MachineMemoryMib() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return static_cast<std::int64_t>(pages) * page / (1024 * 1024);
+}
+
+void Log(const std::string& node, const std::string& msg) {
+  std::fprintf(stderr, "tessera-agent[%s]: %s\n", node.c_str(), msg.c_str());
+}
+
+}  // namespace
+
+Agent::Agent(AgentOptions options) : options_(std::move(options)) {}
+
+Agent::~Agent() {
+  RequestStop();
+  if (monitor_.joinable()) monitor_.join();
+  if (log_server_) log_server_->stop();
+  if (log_thread_.joinable()) log_thread_.join();
+}
+
+Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
+  if (options.state_dir.empty()) return InvalidArgument("--state: required");
+  std::error_code ec;
+  std::filesystem::create_directories(options.state_dir, ec);
+  if (ec) return IoError("--state " + options.state_dir + ": " + ec.message());
+  options.state_dir = std::filesystem::canonical(options.state_dir, ec).string();
+  if (ec) return IoError("--state: " + ec.message());
+  for (const char* sub : {"/logs", "/tasks", "/work"}) {
+    std::filesystem::create_directories(options.state_dir + sub, ec);
+    if (ec) return IoError("cannot create " + options.state_dir + sub + ": " + ec.message());
+  }
+  std::unique_ptr<Agent> agent(new Agent(std::move(options)));
+  AgentOptions& o = agent->options_;
+  if (o.simulate_gpus) {
+    auto inv = SimulatedGpus(*o.simulate_gpus, o.node);
+    if (!inv) return std::unexpected(inv.error());
+    agent->inventory_ = std::move(*inv);
+  } else if (auto inv = NvmlGpus()) {
+    agent->inventory_ = std::move(*inv);
+  } else {
+    agent->inventory_.source = "none (" + inv.error().message + "; use --simulate-gpus 8xH100)";
+  }
+  if (o.run_as) {
+    auto user = ResolveRunAs(*o.run_as);
+    if (!user) return std::unexpected(user.error());
+    agent->settings_.run_as = *user;
+  }
+  if (o.cgroups) agent->cgroups_ = TaskCgroups::Detect(o.node);
+  agent->settings_.state_dir = o.state_dir;
+  agent->settings_.node = o.node;
+  agent->settings_.simulated_gpus = agent->inventory_.simulated;
+  agent->settings_.cgroups = agent->cgroups_.enabled() ? &agent->cgroups_ : nullptr;
+  if (o.cpu_milli <= 0) o.cpu_milli = MachineCpuMilli();
+  if (o.memory_mib <= 0) o.memory_mib = MachineMemoryMib();
+  return agent;
+}
+
+void Agent::RequestStop() {
+  stop_ = true;
+  cv_.notify_all();
+}
+
+// --- Log endpoint ---
+
+void Agent::StartLogServer() {
+  log_server_ = std::make_unique<httplib::Server>();
+  log_server_->new_task_queue = [] { return new httplib::ThreadPool(8); };
+  const std::string state = options_.state_dir;
+  log_server_->Get("/v1/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{\"ok\":true}\n", "application/json");
+  });
+  log_server_->Get(R"(/v1/tasks/([0-9]{1,18})/log)", [state](const httplib::Request& req,
+                                                             httplib::Response& res) {
+    std::int64_t id = 0, offset = 0, limit = 1 << 20;
+    const std::string id_text = req.matches[1];
+    std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
+    auto param = [&](const char* name, std::int64_t& out) {
+      if (!req.has_param(name)) return true;
+      const std::string v = req.get_param_value(name);
+      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+      return ec == std::errc() && p == v.data() + v.size() && out >= 0;
+    };
+    if (!param("offset", offset) || !param("limit", limit) || limit > (16 << 20)) {
+      res.status = 400;
+      res.set_content(
+          "{\"error\":{\"code\":\"InvalidArgument\",\"message\":\"offset and limit "
+          "must be non-negative integers (limit at most 16 MiB)\"}}\n",
+          "application/json");
+      return;
+    }
+    // The path is built from the number alone and opened without following links, so a
+    // request can never read outside <state>/logs.
+    const std::string path = TaskLogPath(state, id);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      res.status = 404;
+      res.set_content("{\"error\":{\"code\":\"NotFound\",\"message\":\"no log for task " +
+                          std::to_string(id) + " on this node\"}}\n",
+                      "application/json");
+      return;
+    }
+    struct stat st {};
+    ::fstat(fd, &st);
+    std::string body;
+    if (offset < st.st_size) {
+      const auto n = static_cast<std::size_t>(std::min<std::int64_t>(limit, st.st_size - offset));
+      body.resize(n);
+      const ssize_t got = ::pread(fd, body.data(), n, offset);
+      body.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+    }
+    ::close(fd);
+    res.set_header("X-Tessera-Offset",
+                   std::to_string(offset + static_cast<std::int64_t>(body.size())));
+    res.set_header("X-Tessera-Size", std::to_string(st.st_size));
+    res.set_content(body, "text/plain; charset=utf-8");
+  });
+  const int port = options_.listen_port == 0
+                       ? log_server_->bind_to_any_port(options_.listen_host)
+                       : (log_server_->bind_to_port(options_.listen_host, options_.listen_port)
+                              ? options_.listen_port
+                              : -1);
+  if (port <= 0) {
+    Log(options_.node, "cannot bind the log endpoint on " + options_.listen_host);
+    return;
+  }
+  agent_url_ = "http://" + options_.listen_host + ":" + std::to_string(port);
+  log_thread_ = std::thread([this] { log_server_->listen_after_bind(); });
+}
+
+// --- Task records on disk ---
+
+void Agent::Persist(std::int64_t id, const LocalTask& t) const {
+  Json j = {{"launch", ToJson(t.launch)},
+            {"pgid", t.proc.pgid},
+            {"pids", t.proc.pids},
+            {"leaderStart", t.proc.pgid > 0 ? ProcessStartTime(t.proc.pgid) : 0},
+            {"startedMs", t.proc.started_ms},
+            {"cgroup", t.proc.cgroup},
+            {"report", ToJson(ReportOf(id, t))}};
+  const std::string path = options_.state_dir + "/tasks/" + std::to_string(id) + ".json";
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << DumpJson(j) << "\n";
+  }
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+void Agent::Unpersist(std::int64_t id) const {
+  std::remove((options_.state_dir + "/tasks/" + std::to_string(id) + ".json").c_str());
+}
+
+void Agent::RecoverLeftovers() {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(options_.state_dir + "/tasks", ec)) {
+    const std::string path = entry.path().string();
+    if (entry.path().extension() != ".json") {
+      std::remove(path.c_str());
+      continue;
+    }
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto doc = ParseJson(ss.str());
+    if (!doc || !doc->is_object() || !doc->contains("launch") || !doc->contains("report")) {
+      std::remove(path.c_str());
+      continue;
+    }
+    auto launch = TaskLaunchFromJson((*doc)["launch"]);
+    auto report = TaskReportFromJson((*doc)["report"]);
+    if (!launch || !report) {
+      std::remove(path.c_str());
+      continue;
+    }
+    LocalTask t;
+    t.launch = *launch;
+    unsigned long long recorded = 0;
+    try {
+      t.proc.pgid = doc->value("pgid", 0);
+      t.proc.started_ms = doc->value("startedMs", Tick{0});
+      t.proc.cgroup = doc->value("cgroup", std::string());
+      recorded = doc->value("leaderStart", 0ULL);
+    } catch (const std::exception&) {
+      std::remove(path.c_str());
+      continue;
+    }
+    t.state = report->state;
+    t.exit_code = report->exit_code;
+    t.signal = report->signal;
+    t.finished_ms = report->finished_ms;
+    t.message = report->message;
+    if (t.state == ReportedState::kRunning) {
+      // We cannot wait for processes we did not start: end them and report the task lost.
+      const pid_t pgid = t.proc.pgid;
+      const bool leader_alive = pgid > 0 && ::kill(pgid, 0) == 0;
+      if (pgid > 0 && (!leader_alive || ProcessStartTime(pgid) == recorded)) {
+        ::kill(-pgid, SIGKILL);
+      }
+      cgroups_.Kill(t.proc.cgroup);
+      cgroups_.Remove(t.proc.cgroup);
+      t.state = ReportedState::kLost;
+      t.exit_code = 137;
+      t.signal = SIGKILL;
+      t.finished_ms = NowMs();
+      t.message = "the agent restarted; the task's processes were ended";
+      Log(options_.node, "task " + std::to_string(t.launch.task_id) + ": " + t.message);
+    }
+    const auto id = t.launch.task_id;
+    Persist(id, t);
+    tasks_.emplace(id, std::move(t));
+  }
+}
+
+// --- Reporting ---
+
+TaskReport Agent::ReportOf(const std::int64_t id, const LocalTask& t) const {
+  TaskReport r;
+  r.task_id = id;
+  r.state = t.state;
+  r.pid = t.proc.pgid;
+  r.exit_code = t.exit_code;
+  r.signal = t.signal;
+  r.started_ms = t.proc.started_ms;
+  r.finished_ms = t.finished_ms;
+  r.message = t.message;
+  return r;
+}
+
+HeartbeatRequest Agent::BuildRequest() {
+  std::lock_guard lock(mu_);
+  HeartbeatRequest req;
+  for (const auto& [id, t] : tasks_) req.tasks.push_back(ReportOf(id, t));
+  return req;
+}
+
+bool Agent::Register() {
+  NodeRegistration reg;
+  reg.node = options_.node;
+  reg.address = options_.address;
+  reg.agent_url = agent_url_;
+  reg.simulated = inventory_.simulated;
+  reg.gpus = inventory_.gpus;
+  reg.cpu_milli = options_.cpu_milli;
+  reg.memory_mib = options_.memory_mib;
+  reg.version = "0.1.0";
+  httplib::Client client(options_.server_url);
+  client.set_tcp_nodelay(true);
+  client.set_connection_timeout(2, 0);
+  client.set_read_timeout(10, 0);
+  auto res = client.Post("/v1/agents/register", DumpJson(ToJson(reg)), "application/json");
+  if (!res) return false;
+  if (res->status != 200) {
+    Log(options_.node, "registration refused (" + std::to_string(res->status) + "): " + res->body);
+    return false;
+  }
+  auto doc = ParseJson(res->body);
+  if (doc) {
+    if (auto reply = RegistrationReplyFromJson(*doc)) {
+      heartbeat_interval_ms_ = std::clamp<Tick>(reply->heartbeat_interval_ms, 50, 60000);
+    }
+  }
+  Log(options_.node,
+      "registered with " + options_.server_url + ": " + std::to_string(inventory_.gpus.size()) +
+          " GPU(s), " + inventory_.source +
+          (cgroups_.enabled() ? ", cgroups on" : ", cgroups off (" + cgroups_.reason() + ")"));
+  return true;
+}
+
+// --- Launching and stopping ---
+
+void Agent::Launch(const TaskLaunch& launch) {
+  LocalTask t;
+  t.launch = launch;
+  // Defence in depth: never start a task on a GPU a running task here already fills.
+  std::map<int, std::int32_t> used;
+  for (const auto& [id, other] : tasks_) {
+    if (other.state != ReportedState::kRunning) continue;
+    for (int g : other.launch.gpus) used[g] += other.launch.gpu_milli;
+  }
+  std::string conflict;
+  for (int g : launch.gpus) {
+    if (g < 0 || g >= static_cast<int>(inventory_.gpus.size())) {
+      conflict = "GPU " + std::to_string(g) + " does not exist on this node";
+    } else if (used[g] + launch.gpu_milli > 1000) {
+      conflict = "GPU " + std::to_string(g) + " is already in use by another task";
+    }
+  }
+  auto launched = conflict.empty() ? LaunchTask(launch, settings_)
+                                   : Result<LaunchedTask>(FailedPrecondition(conflict));
+  if (!launched) {
+    t.state = ReportedState::kFailedToStart;
+    t.exit_code = 127;
+    t.message = launched.error().message;
+    t.finished_ms = NowMs();
+    t.proc.started_ms = t.finished_ms;
+    Log(options_.node, "task " + std::to_string(launch.task_id) + " failed to start: " + t.message);
+  } else {
+    t.proc = std::move(*launched);
+    t.alive.insert(t.proc.pids.begin(), t.proc.pids.end());
+  }
+  Persist(launch.task_id, t);
+  tasks_.emplace(launch.task_id, std::move(t));
+  dirty_ = true;
+}
+
+void Agent::StopLocked(LocalTask& t, int grace_seconds, const std::string& why) {
+  if (t.state != ReportedState::kRunning || t.stopping) return;
+  t.stopping = true;
+  t.message = why;
+  t.kill_at = NowMs() + static_cast<Tick>(std::max(0, grace_seconds)) * 1000;
+  if (t.proc.pgid > 0) ::kill(-t.proc.pgid, SIGTERM);
+}
+
+void Agent::Apply(const HeartbeatReply& reply) {
+  std::lock_guard lock(mu_);
+  for (const auto& launch : reply.run) {
+    if (tasks_.contains(launch.task_id)) continue;
+    if (stop_) break;
+    Launch(launch);
+  }
+  for (const auto& s : reply.stop) {
+    auto it = tasks_.find(s.task_id);
+    if (it != tasks_.end())
+      StopLocked(it->second, s.grace_period_seconds, "stopped by the controller");
+  }
+  for (auto id : reply.forget) {
+    auto it = tasks_.find(id);
+    if (it == tasks_.end() || it->second.state == ReportedState::kRunning) continue;
+    tasks_.erase(it);
+    Unpersist(id);
+  }
+}
+
+// --- Supervision ---
+
+void Agent::FinishLocked(LocalTask& t, std::vector<TaskReport>& finished) {
+  t.state = t.stopping ? ReportedState::kStopped : ReportedState::kExited;
+  t.finished_ms = NowMs();
+  // Whatever the task's processes left behind in their group or cgroup goes too.
+  if (t.proc.pgid > 0) ::kill(-t.proc.pgid, SIGKILL);
+  cgroups_.Kill(t.proc.cgroup);
+  cgroups_.Remove(t.proc.cgroup);
+  Persist(t.launch.task_id, t);
+  finished.push_back(ReportOf(t.launch.task_id, t));
+  dirty_ = true;
+}
+
+void Agent::ReapLocked(std::vector<TaskReport>& finished) {
+  int status = 0;
+  pid_t pid;
+  while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+    for (auto& [id, t] : tasks_) {
+      if (!t.alive.contains(pid)) continue;
+      t.alive.erase(pid);
+      const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+      const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + sig;
+      if (!t.failure_recorded && (code != 0 || t.alive.empty())) {
+        t.exit_code = code;
+        t.signal = sig;
+        t.failure_recorded = code != 0;
+      }
+      if (code != 0 && !t.alive.empty() && !t.stopping) {
+        // One process of a multi-process worker failed: end its siblings, as torchrun does.
+        t.kill_at = NowMs() + static_cast<Tick>(t.launch.grace_period_seconds) * 1000;
+        if (t.proc.pgid > 0) ::kill(-t.proc.pgid, SIGTERM);
+      }
+      if (t.alive.empty()) FinishLocked(t, finished);
+      break;
+    }
+  }
+  const Tick now = NowMs();
+  for (auto& [id, t] : tasks_) {
+    if (t.state == ReportedState::kRunning && !t.alive.empty() && t.kill_at > 0 && !t.killed &&
+        now >= t.kill_at) {
+      t.killed = true;
+      if (t.proc.pgid > 0) ::kill(-t.proc.pgid, SIGKILL);
+      cgroups_.Kill(t.proc.cgroup);
+    }
+  }
+}
+
+void Agent::MonitorLoop() {
+  httplib::Client client(options_.server_url);
+  client.set_tcp_nodelay(true);
+  client.set_connection_timeout(1, 0);
+  client.set_read_timeout(5, 0);
+  while (true) {
+    std::vector<TaskReport> finished;
+    {
+      std::unique_lock lock(mu_);
+      ReapLocked(finished);
+      if (stop_ && finished.empty()) {
+        bool any_alive = false;
+        for (const auto& [id, t] : tasks_) any_alive |= !t.alive.empty();
+        if (!any_alive) return;
+      }
+    }
+    // Report exits at once; the next heartbeat repeats them until they are acknowledged.
+    for (const auto& r : finished) {
+      const std::string path =
+          "/v1/agents/" + options_.node + "/tasks/" + std::to_string(r.task_id) + "/status";
+      client.Post(path.c_str(), DumpJson(ToJson(r)), "application/json");
+    }
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(20));
+  }
+}
+
+void Agent::StopAllTasks() {
+  std::unique_lock lock(mu_);
+  for (auto& [id, t] : tasks_) {
+    StopLocked(t, std::min(t.launch.grace_period_seconds, options_.exit_grace_seconds),
+               "the agent is shutting down");
+  }
+}
+
+// --- Main loop ---
+
+int Agent::Run() {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);  // orphaned grandchildren of tasks are reaped here
+  StartLogServer();
+  if (agent_url_.empty()) return 1;
+  {
+    std::lock_guard lock(mu_);
+    RecoverLeftovers();
+  }
+  monitor_ = std::thread([this] { MonitorLoop(); });
+  Log(options_.node, "GPUs: " + std::to_string(inventory_.gpus.size()) + " from " +
+                         inventory_.source + "; logs served at " + agent_url_);
+  httplib::Client client(options_.server_url);
+  client.set_tcp_nodelay(true);
+  client.set_connection_timeout(2, 0);
+  client.set_keep_alive(true);
+  bool registered = false;
+  Tick last_complaint = 0;
+  auto complain = [&](const std::string& msg) {
+    const Tick now = NowMs();
+    if (now - last_complaint > 5000) {
+      Log(options_.node, msg);
+      last_complaint = now;
+    }
+  };
+  auto pause = [&](int ms) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stop_.load(); });
+  };
+  while (!stop_) {
+    if (!registered) {
+      registered = Register();
+      if (!registered) {
+        complain("controller at " + options_.server_url +
+                 " unreachable; retrying (tasks keep running)");
+        pause(500);
+        continue;
+      }
+    }
+    Tick wait = 0;
+    {
+      std::lock_guard lock(mu_);
+      wait = dirty_ ? 0 : heartbeat_interval_ms_;
+      dirty_ = false;
+    }
+    const HeartbeatRequest req = BuildRequest();
+    client.set_read_timeout(static_cast<time_t>(wait / 1000 + 10), 0);
+    const std::string path =
+        "/v1/agents/" + options_.node + "/heartbeat?waitMs=" + std::to_string(wait);
+    auto res = client.Post(path.c_str(), DumpJson(ToJson(req)), "application/json");
+    if (!res) {
+      complain("heartbeat failed (" + httplib::to_string(res.error()) +
+               "); retrying, tasks keep running");
+      {
+        std::lock_guard lock(mu_);
+        dirty_ = true;
+      }
+      pause(500);
+      continue;
+    }
+    if (res->status == 404) {
+      registered = false;
+      continue;
+    }
+    if (res->status != 200) {
+      complain("heartbeat refused (" + std::to_string(res->status) + "): " + res->body);
+      pause(500);
+      continue;
+    }
+    auto doc = ParseJson(res->body);
+    if (!doc) continue;
+    auto reply = HeartbeatReplyFromJson(*doc);
+    if (!reply) {
+      complain("bad heartbeat reply: " + reply.error().message);
+      continue;
+    }
+    Apply(*reply);
+  }
+  Log(options_.node,
+      options_.keep_tasks_on_exit ? "stopping; tasks keep running" : "stopping its tasks");
+  if (!options_.keep_tasks_on_exit) StopAllTasks();
+  cv_.notify_all();
+  if (monitor_.joinable()) {
+    if (options_.keep_tasks_on_exit) {
+      std::lock_guard lock(mu_);
+      for (auto& [id, t] : tasks_) t.alive.clear();
+    }
+    monitor_.join();
+  }
+  // A last report so that the controller records the stops without waiting for a timeout.
+  if (!options_.keep_tasks_on_exit) {
+    httplib::Client last(options_.server_url);
+    last.set_tcp_nodelay(true);
+    last.set_connection_timeout(1, 0);
+    last.set_read_timeout(2, 0);
+    const std::string path = "/v1/agents/" + options_.node + "/heartbeat?waitMs=0";
+    last.Post(path.c_str(), DumpJson(ToJson(BuildRequest())), "application/json");
+  }
+  if (log_server_) log_server_->stop();
+  if (log_thread_.joinable()) log_thread_.join();
+  return 0;
+}
+
+}  // namespace tessera

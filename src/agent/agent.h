@@ -1,0 +1,113 @@
+// tessera-agent: one per node. Registers the node (GPUs from NVML or simulated), then loops
+// on heartbeats: each reports every task it knows and long-polls for what should run and stop
+// there. Tasks are launched by the Launcher and supervised here: exits are reaped, reported at
+// once (and again in every heartbeat until the controller says to forget them), stops are
+// SIGTERM then SIGKILL after the job's grace period. Task logs are served over HTTP.
+//
+// The agent outlives controller restarts: it keeps its tasks running and reports them when the
+// controller is back, which re-adopts them. After its own restart it kills what its previous
+// incarnation left behind (it cannot wait for them) and reports those tasks lost.
+//
+// Thread-safety: Run() on one thread; RequestStop() from any thread (e.g. a signal thread).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "agent/gpu_inventory.h"
+#include "agent/launcher.h"
+#include "core/status.h"
+#include "spec/protocol.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace tessera {
+
+struct AgentOptions {
+  std::string server_url = "http://127.0.0.1:7480";
+  std::string node;                       // default: the host name
+  std::string state_dir;                  // logs, task records and work directories live here
+  std::string address = "127.0.0.1";      // advertised for MASTER_ADDR
+  std::string listen_host = "127.0.0.1";  // the log endpoint
+  int listen_port = 0;
+  std::optional<std::string> simulate_gpus;  // "8xH100"; otherwise NVML
+  std::optional<std::string> run_as;
+  bool cgroups = true;
+  std::int64_t cpu_milli = 0;       // 0 = all cores of the machine
+  std::int64_t memory_mib = 0;      // 0 = all memory of the machine
+  bool keep_tasks_on_exit = false;  // on SIGTERM, leave tasks running instead of stopping them
+  int exit_grace_seconds = 10;      // cap on the grace period when the agent itself stops
+};
+
+class Agent {
+ public:
+  static Result<std::unique_ptr<Agent>> Create(AgentOptions options);
+  ~Agent();
+
+  // Registers and serves until RequestStop(); then stops its tasks. Returns an exit code.
+  int Run();
+  void RequestStop();
+
+  const GpuInventory& inventory() const { return inventory_; }
+
+ private:
+  struct LocalTask {
+    TaskLaunch launch;
+    LaunchedTask proc;
+    std::set<pid_t> alive;
+    ReportedState state = ReportedState::kRunning;
+    int exit_code = 0;
+    int signal = 0;
+    bool failure_recorded = false;
+    Tick finished_ms = 0;
+    std::string message;
+    bool stopping = false;
+    Tick kill_at = 0;
+    bool killed = false;
+  };
+
+  explicit Agent(AgentOptions options);
+  bool Register();
+  HeartbeatRequest BuildRequest();
+  void Apply(const HeartbeatReply& reply);
+  void Launch(const TaskLaunch& launch);
+  void StopLocked(LocalTask& t, int grace_seconds, const std::string& why);
+  void MonitorLoop();
+  void ReapLocked(std::vector<TaskReport>& finished);
+  void FinishLocked(LocalTask& t, std::vector<TaskReport>& finished);
+  TaskReport ReportOf(const std::int64_t id, const LocalTask& t) const;
+  void Persist(std::int64_t id, const LocalTask& t) const;
+  void Unpersist(std::int64_t id) const;
+  void RecoverLeftovers();
+  void StartLogServer();
+  void StopAllTasks();
+
+  AgentOptions options_;
+  GpuInventory inventory_;
+  LaunchSettings settings_;
+  TaskCgroups cgroups_;
+  std::string agent_url_;
+  Tick heartbeat_interval_ms_ = 1000;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::int64_t, LocalTask> tasks_;
+  bool dirty_ = true;  // something to report now rather than after a long poll
+  std::atomic<bool> stop_{false};
+  std::thread monitor_;
+  std::unique_ptr<httplib::Server> log_server_;
+  std::thread log_thread_;
+};
+
+}  // namespace tessera

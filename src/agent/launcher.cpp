@@ -1,0 +1,345 @@
+#include "agent/launcher.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "spec/job_spec.h"
+
+extern char** environ;
+
+namespace tessera {
+
+namespace {
+
+// What the child reports through the close-on-exec pipe when a step before exec fails.
+struct ChildFailure {
+  int step;
+  int err;
+};
+constexpr const char* kSteps[] = {
+    "setpgid", "open /dev/null",          "dup2", "chdir", "cgroup", "setgroups", "setgid",
+    "setuid",  "still root after setuid", "exec"};
+
+std::string Join(const std::vector<int>& v, char sep) {
+  std::string s;
+  for (int x : v) {
+    if (!s.empty()) s += sep;
+    s += std::to_string(x);
+  }
+  return s;
+}
+
+bool WriteSmallFile(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+Tick NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Result<RunAsUser> ResolveRunAs(const std::string& user) {
+  std::vector<char> buf(16384);
+  passwd pw{};
+  passwd* found = nullptr;
+  if (getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+    return InvalidArgument("--run-as: no such user \"" + user + "\"");
+  }
+  if (pw.pw_uid == 0) {
+    return InvalidArgument("--run-as " + user + ": refusing to run tasks as root (uid 0)");
+  }
+  if (::geteuid() != 0 && ::geteuid() != pw.pw_uid) {
+    return FailedPrecondition("--run-as " + user +
+                              ": the agent must run as root to switch to "
+                              "another user");
+  }
+  RunAsUser r;
+  r.name = user;
+  r.uid = pw.pw_uid;
+  r.gid = pw.pw_gid;
+  r.home = pw.pw_dir ? pw.pw_dir : "/";
+  int n = 64;
+  std::vector<gid_t> groups(static_cast<std::size_t>(n));
+  if (getgrouplist(user.c_str(), pw.pw_gid, groups.data(), &n) < 0) {
+    groups.resize(static_cast<std::size_t>(n));
+    getgrouplist(user.c_str(), pw.pw_gid, groups.data(), &n);
+  }
+  groups.resize(static_cast<std::size_t>(std::max(n, 0)));
+  r.groups = groups;
+  return r;
+}
+
+TaskCgroups TaskCgroups::Detect(const std::string& node) {
+  TaskCgroups c;
+  if (!std::filesystem::exists("/sys/fs/cgroup/cgroup.controllers")) {
+    c.reason_ = "no cgroup v2 unified hierarchy at /sys/fs/cgroup";
+    return c;
+  }
+  std::ifstream self("/proc/self/cgroup");
+  std::string line, own;
+  while (std::getline(self, line)) {
+    if (line.rfind("0::", 0) == 0) own = line.substr(3);
+  }
+  const std::string base = "/sys/fs/cgroup" + (own == "/" ? std::string() : own);
+  const std::string root = base + "/tessera-" + node;
+  std::error_code ec;
+  std::filesystem::create_directories(root, ec);
+  if (ec || ::access(root.c_str(), W_OK) != 0) {
+    c.reason_ = "cannot create " + root + (ec ? ": " + ec.message() : "");
+    return c;
+  }
+  c.root_ = root;
+  return c;
+}
+
+std::string TaskCgroups::Create(std::int64_t id) const {
+  if (!enabled()) return "";
+  const std::string dir = root_ + "/task-" + std::to_string(id);
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return "";
+  return dir;
+}
+
+void TaskCgroups::Kill(const std::string& dir) const {
+  if (!Owns(dir)) return;
+  if (!WriteSmallFile(dir + "/cgroup.kill", "1")) {
+    std::ifstream procs(dir + "/cgroup.procs");
+    pid_t pid = 0;
+    while (procs >> pid) ::kill(pid, SIGKILL);
+  }
+}
+
+void TaskCgroups::Remove(const std::string& dir) const {
+  if (Owns(dir)) ::rmdir(dir.c_str());
+}
+
+bool TaskCgroups::Owns(const std::string& dir) const {
+  const std::string prefix = root_ + "/task-";
+  return enabled() && dir.size() > prefix.size() && dir.compare(0, prefix.size(), prefix) == 0 &&
+         dir.find('/', prefix.size()) == std::string::npos && dir.find("..") == std::string::npos;
+}
+
+std::vector<std::string> TaskArgv(const TaskLaunch& t) {
+  if (!t.shell) return t.command;
+  std::vector<std::string> argv = {"/bin/sh", "-c", t.command.empty() ? "" : t.command[0],
+                                   "tessera-task"};
+  for (std::size_t i = 1; i < t.command.size(); ++i) argv.push_back(t.command[i]);
+  return argv;
+}
+
+std::vector<std::string> TaskEnvironment(const TaskLaunch& t, int local_rank,
+                                         const LaunchSettings& s,
+                                         const std::vector<std::string>& inherited) {
+  std::map<std::string, std::string> env;
+  for (const auto& kv : inherited) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  if (s.run_as) {
+    env["HOME"] = s.run_as->home;
+    env["USER"] = s.run_as->name;
+    env["LOGNAME"] = s.run_as->name;
+  }
+  for (const auto& [k, v] : t.env) env[k] = v;
+  const int ppw = std::max(1, t.processes);
+  const int rank = t.process_rank_base + local_rank;
+  auto set = [&](const char* k, const std::string& v) { env[k] = v; };
+  set("CUDA_VISIBLE_DEVICES", Join(t.gpus, ','));
+  set("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+  if (t.gpu_milli > 0 && t.gpu_milli < 1000 && !t.gpus.empty()) {
+    set("TESSERA_GPU_SHARE_MILLI", std::to_string(t.gpu_milli));
+  }
+  set("MASTER_ADDR", t.master_addr);
+  set("MASTER_PORT", std::to_string(t.master_port));
+  set("WORLD_SIZE", std::to_string(t.world_size));
+  set("RANK", std::to_string(rank));
+  set("LOCAL_RANK", std::to_string(local_rank));
+  set("LOCAL_WORLD_SIZE", std::to_string(ppw));
+  set("NODE_RANK", std::to_string(t.rank));
+  set("GROUP_RANK", std::to_string(t.rank));
+  set("ROLE_NAME", t.role);
+  set("ROLE_RANK", std::to_string(t.role_rank * ppw + local_rank));
+  set("ROLE_WORLD_SIZE", std::to_string(t.role_size * ppw));
+  // torchrun reads its rendezvous settings from PET_* when not given as flags.
+  auto set_default = [&](const char* k, const std::string& v) { env.try_emplace(k, v); };
+  set_default("PET_NNODES", std::to_string(t.task_count));
+  set_default("PET_NODE_RANK", std::to_string(t.rank));
+  set_default("PET_MASTER_ADDR", t.master_addr);
+  set_default("PET_MASTER_PORT", std::to_string(t.master_port));
+  if (t.kind == "BatchJob") {
+    set("TASK_INDEX", std::to_string(t.rank));
+    set("TASK_COUNT", std::to_string(t.task_count));
+  }
+  if (t.kind == "InferenceService") set("REPLICA_INDEX", std::to_string(t.rank));
+  set("TESSERA_JOB", t.job);
+  set("TESSERA_QUEUE", t.queue);
+  set("TESSERA_TASK_ID", std::to_string(t.task_id));
+  set("TESSERA_ATTEMPT", std::to_string(t.attempt));
+  set("TESSERA_NODE", s.node);
+  if (s.simulated_gpus) {
+    set("TESSERA_SIMULATED_GPUS", "1");
+  } else {
+    env.erase("TESSERA_SIMULATED_GPUS");
+  }
+  if (!t.checkpoint_dir.empty()) set("TESSERA_CHECKPOINT_DIR", t.checkpoint_dir);
+  std::vector<std::string> out;
+  out.reserve(env.size());
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::string TaskLogPath(const std::string& state_dir, std::int64_t task_id) {
+  return state_dir + "/logs/task-" + std::to_string(task_id) + ".log";
+}
+
+Result<LaunchedTask> LaunchTask(const TaskLaunch& t, const LaunchSettings& s) {
+  if (t.command.empty() || (t.shell && t.command[0].empty())) {
+    return InvalidArgument("empty command");
+  }
+  LaunchedTask out;
+  // Directories and the log file, all below the state directory and named by number only.
+  std::error_code ec;
+  std::filesystem::create_directories(s.state_dir + "/logs", ec);
+  out.log_path = TaskLogPath(s.state_dir, t.task_id);
+  std::string work_dir = t.working_dir;
+  if (work_dir.empty()) {
+    work_dir = s.state_dir + "/work/task-" + std::to_string(t.task_id);
+    std::filesystem::create_directories(work_dir, ec);
+    if (ec) return IoError("cannot create " + work_dir + ": " + ec.message());
+    if (s.run_as && ::chown(work_dir.c_str(), s.run_as->uid, s.run_as->gid) != 0) {
+      return IoError("cannot hand " + work_dir + " to " + s.run_as->name + ": " +
+                     std::strerror(errno));
+    }
+  }
+  const int log_fd =
+      ::open(out.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
+  if (log_fd < 0) return IoError("cannot open " + out.log_path + ": " + std::strerror(errno));
+
+  // Everything the children need, prepared before fork.
+  const std::vector<std::string> argv_strings = TaskArgv(t);
+  std::vector<char*> argv;
+  for (const auto& a : argv_strings) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> inherited;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) inherited.emplace_back(*e);
+  const int processes = std::max(1, t.processes);
+  std::vector<std::vector<std::string>> env_strings;
+  std::vector<std::vector<char*>> envs;
+  for (int p = 0; p < processes; ++p) env_strings.push_back(TaskEnvironment(t, p, s, inherited));
+  for (auto& strings : env_strings) {
+    std::vector<char*> e;
+    for (auto& kv : strings) e.push_back(kv.data());
+    e.push_back(nullptr);
+    envs.push_back(std::move(e));
+  }
+  out.cgroup = s.cgroups != nullptr ? s.cgroups->Create(t.task_id) : "";
+  const std::string cgroup_procs = out.cgroup.empty() ? "" : out.cgroup + "/cgroup.procs";
+  const bool drop = s.run_as.has_value();
+  const uid_t uid = drop ? s.run_as->uid : 0;
+  const gid_t gid = drop ? s.run_as->gid : 0;
+  const std::vector<gid_t> groups = drop ? s.run_as->groups : std::vector<gid_t>{};
+
+  auto kill_all = [&] {
+    if (out.pgid > 0) ::kill(-out.pgid, SIGKILL);
+    for (pid_t pid : out.pids) ::waitpid(pid, nullptr, 0);
+    if (s.cgroups != nullptr) {
+      s.cgroups->Kill(out.cgroup);
+      s.cgroups->Remove(out.cgroup);
+    }
+  };
+
+  out.started_ms = NowMs();
+  for (int p = 0; p < processes; ++p) {
+    int pipefd[2];
+    if (::pipe2(pipefd, O_CLOEXEC) != 0) {
+      kill_all();
+      ::close(log_fd);
+      return IoError(std::string("pipe: ") + std::strerror(errno));
+    }
+    const pid_t group = out.pgid;
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      const int err = errno;
+      ::close(pipefd[0]);
+      ::close(pipefd[1]);
+      kill_all();
+      ::close(log_fd);
+      return IoError(std::string("fork: ") + std::strerror(err));
+    }
+    if (pid == 0) {
+      // Child: system calls only.
+      auto fail = [&](int step) {
+        ChildFailure f{step, errno};
+        (void)!::write(pipefd[1], &f, sizeof f);
+        ::_exit(127);
+      };
+      ::close(pipefd[0]);
+      if (::setpgid(0, group) != 0) fail(0);
+      sigset_t none;
+      sigemptyset(&none);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD}) ::signal(sig, SIG_DFL);
+      if (!cgroup_procs.empty()) {
+        int fd = ::open(cgroup_procs.c_str(), O_WRONLY);
+        if (fd < 0 || ::write(fd, "0", 1) != 1) fail(4);
+        ::close(fd);
+      }
+      int devnull = ::open("/dev/null", O_RDONLY);
+      if (devnull < 0) fail(1);
+      if (::dup2(devnull, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0) fail(2);
+      // No descriptor of the agent (sockets, other tasks' logs) leaks into the task.
+      if (pipefd[1] > 3) ::close_range(3, static_cast<unsigned>(pipefd[1]) - 1, 0);
+      ::close_range(static_cast<unsigned>(pipefd[1]) + 1, ~0U, 0);
+      if (::chdir(work_dir.c_str()) != 0) fail(3);
+      if (drop) {
+        if (::setgroups(groups.size(), groups.data()) != 0) fail(5);
+        if (::setgid(gid) != 0) fail(6);
+        if (::setuid(uid) != 0) fail(7);
+        if (::getuid() == 0 || ::geteuid() == 0) fail(8);
+      }
+      environ = envs[static_cast<std::size_t>(p)].data();
+      ::execvp(argv[0], argv.data());
+      fail(9);
+    }
+    ::close(pipefd[1]);
+    if (out.pgid == 0) out.pgid = pid;
+    ::setpgid(pid, out.pgid);  // also from the parent: no window where the child is outside
+    out.pids.push_back(pid);
+    ChildFailure f{};
+    ssize_t n;
+    do {
+      n = ::read(pipefd[0], &f, sizeof f);
+    } while (n < 0 && errno == EINTR);
+    ::close(pipefd[0]);
+    if (n == static_cast<ssize_t>(sizeof f)) {
+      kill_all();
+      ::close(log_fd);
+      std::string what = kSteps[std::clamp(f.step, 0, 9)];
+      if (f.step == 9) what += " " + argv_strings[0];
+      if (f.step == 3) what += " " + work_dir;
+      return FailedPrecondition(what + ": " + std::strerror(f.err));
+    }
+  }
+  ::close(log_fd);
+  return out;
+}
+
+}  // namespace tessera

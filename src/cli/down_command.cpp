@@ -1,0 +1,67 @@
+// `tessera down --state DIR`: stops the all-in-one cluster started by `tessera up`: the
+// controller first (so that nothing is rescheduled while nodes go away), then the agents, which
+// stop their tasks (SIGTERM, SIGKILL after at most 10 s). The state stays for the next `up`.
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/daemon.h"
+#include "cli/live_client.h"
+#include "cli/live_commands.h"
+
+namespace tessera::cli {
+
+namespace {
+
+Status RunDown(std::string state) {
+  namespace fs = std::filesystem;
+  if (state.empty()) {
+    if (const char* env = std::getenv("TESSERA_STATE"); env != nullptr) state = env;
+  }
+  if (state.empty()) return InvalidArgument("--state DIR is required (or set TESSERA_STATE)");
+  if (!fs::is_directory(state)) return NotFound("no cluster state in " + state);
+  int stopped = 0;
+  std::error_code ec;
+  if (auto pid = LivePid(state + "/tesserad.pid", "tesserad")) {
+    if (!Terminate(*pid, "tesserad", 10000))
+      return Internal("tesserad (pid " + std::to_string(*pid) + ") did not stop");
+    std::cout << "stopped tesserad (pid " << *pid << ")\n";
+    ++stopped;
+  }
+  fs::remove(state + "/tesserad.pid", ec);
+  fs::remove(state + "/endpoint", ec);
+  std::vector<std::pair<pid_t, std::string>> agents;
+  for (const auto& entry : fs::directory_iterator(state + "/agents", ec)) {
+    if (entry.path().extension() != ".pid") continue;
+    if (auto pid = LivePid(entry.path().string(), "tessera-agent")) {
+      ::kill(*pid, SIGTERM);  // all at once; each stops its own tasks
+      agents.emplace_back(*pid, entry.path().stem().string());
+    }
+    fs::remove(entry.path(), ec);
+  }
+  for (const auto& [pid, node] : agents) {
+    if (!Terminate(pid, "tessera-agent", 15000)) {
+      return Internal("agent " + node + " (pid " + std::to_string(pid) + ") did not stop");
+    }
+    ++stopped;
+  }
+  if (!agents.empty()) std::cout << "stopped " << agents.size() << " agent(s) and their tasks\n";
+  if (stopped == 0) std::cout << "no cluster running in " << state << "\n";
+  return {};
+}
+
+}  // namespace
+
+void RegisterDownCommand(CLI::App& app) {
+  auto state = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand(
+      "down", "Stop the all-in-one cluster started by `tessera up` (state is kept)");
+  cmd->add_option("--state", *state,
+                  "State directory given to `tessera up`; default $TESSERA_STATE");
+  cmd->callback([state] { SetExitCode(RunOrReport([&] { return RunDown(*state); })); });
+}
+
+}  // namespace tessera::cli

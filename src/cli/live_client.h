@@ -1,0 +1,82 @@
+// What the live-cluster subcommands share: finding the cluster (--server URL, or --state DIR
+// whose endpoint file tesserad wrote; TESSERA_SERVER and TESSERA_STATE as defaults), a small
+// HTTP client for the controller's API, and output as tables, JSON or YAML.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace httplib {
+class Client;
+}
+
+namespace tessera::cli {
+
+struct ClusterFlags {
+  std::string state;   // --state DIR
+  std::string server;  // --server URL
+};
+
+// Adds --state and --server to `cmd`.
+void AddClusterFlags(CLI::App* cmd, ClusterFlags* flags);
+// The controller URL: --server, else TESSERA_SERVER, else the endpoint file of --state or
+// TESSERA_STATE. Errors say how to point at a cluster.
+Result<std::string> ResolveServer(const ClusterFlags& flags);
+
+struct HttpResponse {
+  int status = 0;
+  std::string body;
+  std::map<std::string, std::string> headers;
+};
+
+class ApiClient {
+ public:
+  explicit ApiClient(const std::string& url, int read_timeout_s = 30);
+  ~ApiClient();
+  Result<HttpResponse> Get(const std::string& path);
+  Result<HttpResponse> Post(const std::string& path, const std::string& body,
+                            const std::string& content_type = "application/yaml");
+  Result<HttpResponse> Delete(const std::string& path);
+  const std::string& url() const { return url_; }
+
+ private:
+  std::string url_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+// The JSON body of a 2xx response, or an error built from the API's error body.
+Result<nlohmann::json> JsonOf(const Result<HttpResponse>& response);
+// Prints an error ("error: ..." plus one line per field detail) to stderr.
+void PrintError(const Error& e);
+
+// Finds the queue of job `name`: `queue` when given, else the only queue that has it.
+Result<std::string> ResolveJobQueue(ApiClient& api, const std::string& name,
+                                    const std::string& queue);
+// Percent-encodes each segment of a queue path for a URL.
+std::string PathOf(const std::string& queue, const std::string& name);
+
+enum class OutputFormat { kTable, kJson, kYaml };
+void AddOutputFlag(CLI::App* cmd, std::string* output);
+Result<OutputFormat> ParseOutput(const std::string& output);
+void PrintStructured(const nlohmann::json& value, OutputFormat format);
+void PrintTable(const std::vector<std::string>& header,
+                const std::vector<std::vector<std::string>>& rows);
+
+// "42s", "3m", "5h", "2d" since `ms` (epoch milliseconds); "-" for 0.
+std::string Age(std::int64_t ms);
+// Local time "2026-11-29 20:10:01" of epoch milliseconds; "-" for 0.
+std::string Clock(std::int64_t ms);
+std::int64_t NowMs();
+// "8", "0.5".
+std::string Number(double v);
+
+// Runs `fn`, turning an error into a message and exit code 1.
+int RunOrReport(const std::function<Status()>& fn);
+
+}  // namespace tessera::cli

@@ -1,0 +1,19 @@
+// The live-cluster subcommands of `tessera` (up, down, submit, get, describe, logs, cancel,
+// bench live), each in its own <name>_command.cpp.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace tessera::cli {
+
+void RegisterUpCommand(CLI::App& app);
+void RegisterDownCommand(CLI::App& app);
+void RegisterSubmitCommand(CLI::App& app);
+void RegisterGetCommand(CLI::App& app);
+void RegisterDescribeCommand(CLI::App& app);
+void RegisterLogsCommand(CLI::App& app);
+void RegisterCancelCommand(CLI::App& app);
+// Adds `live` under the `bench` subcommand, creating `bench` if no other part has.
+void RegisterBenchLiveCommand(CLI::App& app);
+
+}  // namespace tessera::cli

@@ -1,0 +1,184 @@
+// `tessera up`: an all-in-one cluster on this machine: tesserad and N agents with simulated
+// GPUs, all on 127.0.0.1, their state (database, pid files, logs, endpoint) in one directory.
+// Returns once every node has registered. Running it again on a stopped cluster's directory
+// brings the same cluster back, jobs included.
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "agent/gpu_inventory.h"
+#include "cli/commands.h"
+#include "cli/daemon.h"
+#include "cli/live_client.h"
+#include "cli/live_commands.h"
+
+namespace tessera::cli {
+
+namespace {
+
+struct UpFlags {
+  std::string state;
+  int agents = 2;
+  std::string gpus = "8xH100";
+  int port = 0;
+  double heartbeat_timeout = 10;
+  std::string queue_policy;
+  std::string placement_policy;
+  std::string bin_dir;
+  double timeout = 30;
+};
+
+std::string Tail(const std::string& path, std::size_t lines) {
+  std::ifstream in(path);
+  std::vector<std::string> all;
+  std::string line;
+  while (std::getline(in, line)) all.push_back(line);
+  std::string out;
+  for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) {
+    out += "    " + all[i] + "\n";
+  }
+  return out;
+}
+
+Status RunUp(UpFlags f) {
+  namespace fs = std::filesystem;
+  if (f.state.empty()) {
+    if (const char* env = std::getenv("TESSERA_STATE"); env != nullptr) f.state = env;
+  }
+  if (f.state.empty()) return InvalidArgument("--state DIR is required (or set TESSERA_STATE)");
+  if (f.agents < 1 || f.agents > 256) return InvalidArgument("--agents must be between 1 and 256");
+  if (auto gpus = SimulatedGpus(f.gpus, "node-0"); !gpus) return std::unexpected(gpus.error());
+  std::error_code ec;
+  fs::create_directories(f.state + "/logs", ec);
+  fs::create_directories(f.state + "/agents", ec);
+  if (ec) return IoError("cannot create " + f.state + ": " + ec.message());
+  const std::string state = fs::canonical(f.state).string();
+  const std::string bin = f.bin_dir.empty() ? SelfDirectory() : f.bin_dir;
+  const std::string tesserad = bin + "/tesserad";
+  const std::string agent = bin + "/tessera-agent";
+  for (const auto& exe : {tesserad, agent}) {
+    if (::access(exe.c_str(), X_OK) != 0) {
+      return FailedPrecondition(exe + " not found or not executable (pass --bin-dir)");
+    }
+  }
+  if (auto pid = LivePid(state + "/tesserad.pid", "tesserad")) {
+    return FailedPrecondition("a cluster is already running in " + state + " (tesserad pid " +
+                              std::to_string(*pid) + "); stop it with `tessera down --state " +
+                              state + "`");
+  }
+  fs::remove(state + "/endpoint", ec);
+
+  std::vector<std::string> argv = {tesserad,
+                                   "--state",
+                                   state,
+                                   "--port",
+                                   std::to_string(f.port),
+                                   "--endpoint-file",
+                                   state + "/endpoint",
+                                   "--heartbeat-timeout",
+                                   std::to_string(f.heartbeat_timeout)};
+  if (!f.queue_policy.empty()) argv.insert(argv.end(), {"--queue-policy", f.queue_policy});
+  if (!f.placement_policy.empty())
+    argv.insert(argv.end(), {"--placement-policy", f.placement_policy});
+  const std::string controller_log = state + "/logs/tesserad.log";
+  auto pid = SpawnDetached(argv, controller_log);
+  if (!pid) return std::unexpected(pid.error());
+  WriteText(state + "/tesserad.pid", std::to_string(*pid) + "\n");
+
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<long>(f.timeout * 1000));
+  std::string url;
+  while (url.empty()) {
+    std::ifstream in(state + "/endpoint");
+    std::getline(in, url);
+    if (!url.empty()) break;
+    if (!ProcessIs(*pid, "tesserad")) {
+      return FailedPrecondition("tesserad exited during start-up; its log " + controller_log +
+                                " ends with:\n" + Tail(controller_log, 10));
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return FailedPrecondition("tesserad did not start within " + Number(f.timeout) + "s; see " +
+                                controller_log);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+
+  std::vector<std::string> names;
+  for (int i = 0; i < f.agents; ++i) {
+    const std::string node = "node-" + std::to_string(i);
+    names.push_back(node);
+    if (auto old = LivePid(state + "/agents/" + node + ".pid", "tessera-agent")) {
+      Terminate(*old, "tessera-agent", 15000);  // a leftover of an interrupted `down`
+    }
+    auto apid = SpawnDetached({agent, "--server", url, "--node", node, "--state",
+                               state + "/agents/" + node, "--simulate-gpus", f.gpus},
+                              state + "/logs/agent-" + node + ".log");
+    if (!apid) return std::unexpected(apid.error());
+    WriteText(state + "/agents/" + node + ".pid", std::to_string(*apid) + "\n");
+  }
+
+  ApiClient api(url, 5);
+  while (true) {
+    int ready = 0;
+    if (auto nodes = JsonOf(api.Get("/v1/nodes"))) {
+      for (const auto& n : (*nodes)["nodes"]) {
+        const std::string name = n.value("name", "");
+        if (n.value("status", "") == "Ready" && n.value("lastHeartbeatAgoMs", 1 << 30) < 5000 &&
+            std::find(names.begin(), names.end(), name) != names.end()) {
+          ++ready;
+        }
+      }
+    }
+    if (ready == f.agents) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      return FailedPrecondition(std::to_string(ready) + " of " + std::to_string(f.agents) +
+                                " nodes registered within " + Number(f.timeout) + "s; see " +
+                                state + "/logs/");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const auto gpus = SimulatedGpus(f.gpus, "node-0");
+  std::cout << "Cluster up in " << state << "\n"
+            << "  controller  " << url << "  (pid " << *pid << ", log " << controller_log << ")\n"
+            << "  nodes       " << f.agents << " x " << gpus->gpus.size() << " "
+            << (gpus->gpus.empty() ? std::string("GPU") : gpus->gpus[0].model)
+            << " (simulated GPUs): " << names.front() << (f.agents > 1 ? " .. " + names.back() : "")
+            << "\n"
+            << "Next:\n"
+            << "  export TESSERA_STATE=" << state << "\n"
+            << "  tessera submit -f examples/training-job.yaml\n"
+            << "  tessera get jobs\n";
+  return {};
+}
+
+}  // namespace
+
+void RegisterUpCommand(CLI::App& app) {
+  auto flags = std::make_shared<UpFlags>();
+  auto* cmd = app.add_subcommand(
+      "up", "Start an all-in-one cluster: tesserad and N agents with simulated GPUs on 127.0.0.1");
+  cmd->add_option("--state", flags->state,
+                  "State directory (database, logs, pid files); default $TESSERA_STATE");
+  cmd->add_option("--agents", flags->agents, "Number of agents (nodes)")->capture_default_str();
+  cmd->add_option("--gpus", flags->gpus, "Simulated GPUs per node, COUNTxMODEL")
+      ->capture_default_str();
+  cmd->add_option("--port", flags->port, "Controller port; 0 picks a free one")
+      ->capture_default_str();
+  cmd->add_option("--heartbeat-timeout", flags->heartbeat_timeout,
+                  "Seconds before a silent node is lost")
+      ->capture_default_str();
+  cmd->add_option("--queue-policy", flags->queue_policy, "Scheduler queue policy (default fifo)");
+  cmd->add_option("--placement-policy", flags->placement_policy,
+                  "Placement policy (default bestfit)");
+  cmd->add_option("--bin-dir", flags->bin_dir,
+                  "Where tesserad and tessera-agent are (default: beside tessera)");
+  cmd->add_option("--timeout", flags->timeout, "Seconds to wait for the cluster to be ready")
+      ->capture_default_str();
+  cmd->callback([flags] { SetExitCode(RunOrReport([&] { return RunUp(*flags); })); });
+}
+
+}  // namespace tessera::cli

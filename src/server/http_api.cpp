@@ -1,0 +1,297 @@
+#include "server/http_api.h"
+
+#include <httplib.h>
+
+#include <charconv>
+#include <optional>
+
+#include "spec/document.h"
+#include "spec/job_spec.h"
+
+namespace tessera {
+
+namespace {
+
+using Json = nlohmann::json;
+
+const char* CodeName(Error::Code c) {
+  switch (c) {
+    case Error::Code::kInvalidArgument:
+      return "InvalidArgument";
+    case Error::Code::kNotFound:
+      return "NotFound";
+    case Error::Code::kAlreadyExists:
+      return "AlreadyExists";
+    case Error::Code::kFailedPrecondition:
+      return "FailedPrecondition";
+    case Error::Code::kIo:
+      return "Unavailable";
+    case Error::Code::kInternal:
+      return "Internal";
+  }
+  return "Internal";
+}
+
+int HttpStatusOf(Error::Code c) {
+  switch (c) {
+    case Error::Code::kInvalidArgument:
+      return 400;
+    case Error::Code::kNotFound:
+      return 404;
+    case Error::Code::kAlreadyExists:
+    case Error::Code::kFailedPrecondition:
+      return 409;
+    case Error::Code::kIo:
+      return 503;
+    case Error::Code::kInternal:
+      return 500;
+  }
+  return 500;
+}
+
+void SendJson(httplib::Response& res, int status, const Json& body) {
+  res.status = status;
+  res.set_content(DumpJson(body) + "\n", "application/json");
+}
+
+void SendError(httplib::Response& res, const ApiError& e) {
+  Json details = Json::array();
+  for (const auto& f : e.fields) details.push_back({{"field", f.field}, {"reason", f.reason}});
+  SendJson(
+      res, HttpStatusOf(e.error.code),
+      {{"error",
+        {{"code", CodeName(e.error.code)}, {"message", e.error.message}, {"details", details}}}});
+}
+
+void SendError(httplib::Response& res, Error::Code code, const std::string& message) {
+  SendError(res, ApiError{Error{code, message}, {}});
+}
+
+// An integer query parameter; nullopt (and a 400 sent) when malformed.
+std::optional<std::int64_t> IntParam(const httplib::Request& req, httplib::Response& res,
+                                     const char* name, std::int64_t fallback, std::int64_t lo,
+                                     std::int64_t hi) {
+  if (!req.has_param(name)) return fallback;
+  const std::string v = req.get_param_value(name);
+  std::int64_t out = 0;
+  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc() || ptr != v.data() + v.size() || out < lo || out > hi) {
+    SendError(res, Error::Code::kInvalidArgument,
+              std::string(name) + ": must be an integer between " + std::to_string(lo) + " and " +
+                  std::to_string(hi));
+    return std::nullopt;
+  }
+  return out;
+}
+
+bool TruthyParam(const httplib::Request& req, const char* name) {
+  if (!req.has_param(name)) return false;
+  const std::string v = req.get_param_value(name);
+  return v == "true" || v == "1" || v == "yes";
+}
+
+// Splits "{queue...}/{name}" captured from a path.
+bool SplitQueueName(const std::string& path, std::string* queue, std::string* name) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return false;
+  *queue = path.substr(0, slash);
+  *name = path.substr(slash + 1);
+  return ValidQueuePath(*queue) && ValidJobName(*name);
+}
+
+}  // namespace
+
+ApiServer::ApiServer(Controller& controller, int threads)
+    : controller_(controller), http_(std::make_unique<httplib::Server>()) {
+  http_->new_task_queue = [threads] {
+    return new httplib::ThreadPool(static_cast<std::size_t>(threads));
+  };
+  http_->set_payload_max_length(kMaxSpecBytes + 4096);
+  http_->set_read_timeout(30, 0);
+  http_->set_write_timeout(30, 0);
+  http_->set_keep_alive_timeout(5);  // an idle connection holds a worker thread
+  http_->set_keep_alive_max_count(100000);
+  http_->set_tcp_nodelay(true);
+  Routes();
+}
+
+ApiServer::~ApiServer() = default;
+
+Result<int> ApiServer::Bind(const std::string& host, int port) {
+  if (port == 0) {
+    const int bound = http_->bind_to_any_port(host);
+    if (bound <= 0) return IoError("cannot bind " + host + " on any port");
+    return bound;
+  }
+  if (!http_->bind_to_port(host, port)) {
+    return IoError("cannot bind " + host + ":" + std::to_string(port) + " (in use?)");
+  }
+  return port;
+}
+
+void ApiServer::Serve() { http_->listen_after_bind(); }
+void ApiServer::Stop() { http_->stop(); }
+
+void ApiServer::Routes() {
+  auto& h = *http_;
+  Controller& c = controller_;
+
+  h.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unexpected error";
+        try {
+          if (ep) std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        SendError(res, Error::Code::kInternal, what);
+      });
+  h.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    if (res.status == 404) {
+      SendError(res, Error::Code::kNotFound, "no route for " + req.method + " " + req.path);
+    } else if (res.status == 413) {
+      res.set_content(
+          "{\"error\":{\"code\":\"InvalidArgument\",\"message\":\"request body too "
+          "large (at most 1 MiB)\",\"details\":[]}}\n",
+          "application/json");
+    }
+  });
+
+  h.Get("/v1/healthz", [](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200, {{"ok", true}});
+  });
+  h.Get("/v1/status", [&c](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200, c.ServerStatus());
+  });
+
+  h.Post("/v1/jobs", [&c](const httplib::Request& req, httplib::Response& res) {
+    auto job = c.Submit(req.body);
+    if (!job) return SendError(res, job.error());
+    SendJson(res, 201, *job);
+  });
+  h.Get("/v1/jobs", [&c](const httplib::Request& req, httplib::Response& res) {
+    JobFilter f;
+    if (req.has_param("queue")) f.queue = req.get_param_value("queue");
+    if (req.has_param("name")) f.name = req.get_param_value("name");
+    if (req.has_param("phase")) f.phase = req.get_param_value("phase");
+    auto limit = IntParam(req, res, "limit", 0, 0, 1'000'000);
+    if (!limit) return;
+    f.limit = static_cast<std::size_t>(*limit);
+    SendJson(res, 200, {{"jobs", c.ListJobs(f)}});
+  });
+  h.Get(R"(/v1/jobs/(.+))", [&c](const httplib::Request& req, httplib::Response& res) {
+    std::string queue, name;
+    if (!SplitQueueName(req.matches[1], &queue, &name)) {
+      return SendError(res, Error::Code::kInvalidArgument, "expected /v1/jobs/{queue}/{name}");
+    }
+    auto job = c.GetJob(queue, name);
+    if (!job) return SendError(res, job.error());
+    SendJson(res, 200, *job);
+  });
+  h.Delete(R"(/v1/jobs/(.+))", [&c](const httplib::Request& req, httplib::Response& res) {
+    std::string queue, name;
+    if (!SplitQueueName(req.matches[1], &queue, &name)) {
+      return SendError(res, Error::Code::kInvalidArgument, "expected /v1/jobs/{queue}/{name}");
+    }
+    auto job = TruthyParam(req, "purge") ? c.Purge(queue, name) : c.Cancel(queue, name);
+    if (!job) return SendError(res, job.error());
+    SendJson(res, 202, *job);
+  });
+
+  h.Get("/v1/nodes", [&c](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200, {{"nodes", c.ListNodes()}});
+  });
+  h.Get("/v1/queues", [&c](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200, {{"queues", c.ListQueues()}});
+  });
+  h.Get("/v1/events", [&c](const httplib::Request& req, httplib::Response& res) {
+    auto since = IntParam(req, res, "since", 0, 0, INT64_MAX);
+    if (!since) return;
+    auto wait = IntParam(req, res, "wait", 0, 0, 60);
+    if (!wait) return;
+    auto limit = IntParam(req, res, "limit", 1000, 1, 10000);
+    if (!limit) return;
+    auto events = c.Events(*since, *wait * 1000, static_cast<int>(*limit));
+    if (!events) return SendError(res, events.error());
+    SendJson(res, 200, *events);
+  });
+
+  h.Get(R"(/v1/logs/(.+))", [&c](const httplib::Request& req, httplib::Response& res) {
+    std::string queue, name;
+    if (!SplitQueueName(req.matches[1], &queue, &name)) {
+      return SendError(res, Error::Code::kInvalidArgument, "expected /v1/logs/{queue}/{name}");
+    }
+    auto rank = IntParam(req, res, "rank", 0, 0, kMaxTasksPerJob);
+    if (!rank) return;
+    auto attempt = IntParam(req, res, "attempt", 0, 0, INT32_MAX);
+    if (!attempt) return;
+    auto offset = IntParam(req, res, "offset", 0, 0, INT64_MAX);
+    if (!offset) return;
+    auto limit = IntParam(req, res, "limit", 1 << 20, 1, 16 << 20);
+    if (!limit) return;
+    auto loc = c.FindLog(queue, name, static_cast<int>(*rank), static_cast<int>(*attempt));
+    if (!loc) return SendError(res, loc.error());
+    res.set_header("X-Tessera-Task-Id", std::to_string(loc->task_id));
+    res.set_header("X-Tessera-Task-State", loc->state);
+    if (loc->agent_url.empty()) {
+      return SendError(res, Error::Code::kFailedPrecondition,
+                       "the task's node has no log endpoint");
+    }
+    httplib::Client agent(loc->agent_url);
+    agent.set_tcp_nodelay(true);
+    agent.set_connection_timeout(3, 0);
+    agent.set_read_timeout(10, 0);
+    const std::string path = "/v1/tasks/" + std::to_string(loc->task_id) +
+                             "/log?offset=" + std::to_string(*offset) +
+                             "&limit=" + std::to_string(*limit);
+    auto r = agent.Get(path.c_str());
+    if (!r) {
+      return SendError(res, Error::Code::kIo,
+                       "the agent at " + loc->agent_url + " did not answer (" +
+                           httplib::to_string(r.error()) + ")");
+    }
+    res.status = r->status;
+    res.set_header("X-Tessera-Offset", r->get_header_value("X-Tessera-Offset"));
+    res.set_content(r->body, r->get_header_value("Content-Type").empty()
+                                 ? "application/octet-stream"
+                                 : r->get_header_value("Content-Type").c_str());
+  });
+
+  h.Post("/v1/agents/register", [&c](const httplib::Request& req, httplib::Response& res) {
+    auto doc = ParseJson(req.body);
+    if (!doc) return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
+    auto reg = NodeRegistrationFromJson(*doc);
+    if (!reg) return SendError(res, Error::Code::kInvalidArgument, reg.error().message);
+    auto reply = c.Register(*reg);
+    if (!reply) return SendError(res, reply.error());
+    SendJson(res, 200, ToJson(*reply));
+  });
+  h.Post(R"(/v1/agents/([a-z0-9-]+)/heartbeat)",
+         [&c](const httplib::Request& req, httplib::Response& res) {
+           auto wait = IntParam(req, res, "waitMs", 0, 0, 30000);
+           if (!wait) return;
+           auto doc = ParseJson(req.body);
+           if (!doc) return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
+           auto hb = HeartbeatRequestFromJson(*doc);
+           if (!hb) return SendError(res, Error::Code::kInvalidArgument, hb.error().message);
+           auto reply = c.Heartbeat(req.matches[1], *hb, *wait);
+           if (!reply) return SendError(res, reply.error());
+           SendJson(res, 200, ToJson(*reply));
+         });
+  h.Post(R"(/v1/agents/([a-z0-9-]+)/tasks/([0-9]{1,18})/status)",
+         [&c](const httplib::Request& req, httplib::Response& res) {
+           auto doc = ParseJson(req.body);
+           if (!doc) return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
+           if (doc->is_object()) (*doc)["taskId"] = std::stoll(req.matches[2]);
+           auto report = TaskReportFromJson(*doc);
+           if (!report)
+             return SendError(res, Error::Code::kInvalidArgument, report.error().message);
+           auto task = c.ReportTask(req.matches[1], *report);
+           if (!task) return SendError(res, task.error());
+           SendJson(res, 200, *task);
+         });
+}
+
+}  // namespace tessera

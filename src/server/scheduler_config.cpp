@@ -1,0 +1,44 @@
+#include "server/scheduler_config.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "spec/document.h"
+
+namespace tessera {
+
+Result<SchedulerConfig> LoadSchedulerConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return IoError(path + ": cannot read");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto doc = ParseDocument(ss.str());
+  if (!doc) return InvalidArgument(path + ": " + doc.error().message);
+  SchedulerConfig config;
+  if (doc->is_null()) return config;
+  if (!doc->is_object()) return InvalidArgument(path + ": must be a mapping");
+  for (const auto& [key, value] : doc->items()) {
+    if (key == "queuePolicy" && value.is_string()) {
+      config.queue_policy = value.get<std::string>();
+    } else if (key == "placementPolicy" && value.is_string()) {
+      config.placement_policy = value.get<std::string>();
+    } else if (key == "gangPlacement" && value.is_string()) {
+      config.gang_placement = value.get<std::string>();
+    } else if (key == "lasThresholdsGpuSeconds" && value.is_array()) {
+      config.queue.las_thresholds_gpu_seconds.clear();
+      for (const auto& v : value) {
+        if (!v.is_number())
+          return InvalidArgument(path + ": lasThresholdsGpuSeconds: numbers only");
+        config.queue.las_thresholds_gpu_seconds.push_back(v.get<double>());
+      }
+    } else {
+      return InvalidArgument(path + ": " + key + ": unknown key or wrong type");
+    }
+  }
+  if (auto s = Scheduler::Create(config); !s) {
+    return InvalidArgument(path + ": " + s.error().message);
+  }
+  return config;
+}
+
+}  // namespace tessera

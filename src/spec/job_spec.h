@@ -1,0 +1,114 @@
+// A job spec as submitted to the controller: the Workload the scheduler sees (core) plus how
+// to launch it (argv, environment, grace period, restarts, checkpoints, processes per worker).
+// ParseJobSpec turns YAML or JSON text into a validated JobSpec; every problem is reported with
+// the path of the field and the reason (`spec.workers: must be between 1 and 100000, got -3`).
+// JobSpecToJson writes the canonical form, which parses back to the same JobSpec.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "core/workload.h"
+
+namespace tessera {
+
+// Limits on what a spec may ask for. Anything beyond is refused as absurd.
+inline constexpr std::size_t kMaxSpecBytes = 1 << 20;
+inline constexpr std::size_t kMaxNameLength = 63;
+inline constexpr std::size_t kMaxQueueLength = 253;
+inline constexpr int kMaxQueueDepth = 8;
+inline constexpr int kMaxTasksPerJob = 100'000;
+inline constexpr int kMaxGpusPerTask = 16;  // = kMaxGpusPerNode: a task lives on one node
+inline constexpr int kMaxProcessesPerWorker = 64;
+inline constexpr int kMaxPriority = 1'000'000;
+inline constexpr int kMaxGracePeriodSeconds = 24 * 3600;
+inline constexpr int kMaxRestartsLimit = 10'000;
+inline constexpr std::size_t kMaxArgs = 1024;
+inline constexpr std::size_t kMaxArgBytes = 32 * 1024;
+inline constexpr std::size_t kMaxEnvEntries = 1024;
+inline constexpr std::size_t kMaxRoles = 16;
+
+// One group of identical tasks and how each of them is launched.
+struct RoleSpec {
+  std::string name;                  // worker | replica | task | session | an RLJob role name
+  int count = 1;                     // tasks in the group
+  TaskShape shape;                   // what each task needs on its node
+  std::vector<std::string> command;  // argv (or, with shell, a script and its arguments)
+  int processes_per_worker = 1;      // processes launched per task, each with its LOCAL_RANK
+  friend bool operator==(const RoleSpec&, const RoleSpec&) = default;
+};
+
+struct JobSpec {
+  WorkloadKind kind = WorkloadKind::kTraining;
+  std::string name;
+  std::string queue = "default";
+  std::string user;  // metadata.user; informational
+  int priority = 0;
+  bool preemptible = true;
+  std::vector<std::string> gpu_models;  // accepted models; empty = any
+  TopologyConstraint topology;
+  int min_workers = 0, max_workers = 0;  // elastic range (TrainingJob); 0 = not elastic
+  int checkpoint_interval_seconds = 0;
+  std::string checkpoint_dir;
+  int grace_period_seconds = 30;  // SIGTERM, then SIGKILL after this
+  int max_restarts = 3;           // gang restarts after failures or lost nodes
+  std::map<std::string, std::string> env;
+  bool shell = false;       // run command[0] with /bin/sh -c (never implied)
+  std::string working_dir;  // absolute; empty = a fresh directory per task on the agent
+  // InferenceService.
+  int replicas_min = 0, replicas_max = 0;
+  int slo_latency_ms = 0;
+  double slo_percentile = 0;
+  // The task groups, in gang (rank) order. TrainingJob: one "worker" group; InferenceService:
+  // "replica" (min replicas); BatchJob: "task"; DevSession: "session"; RLJob: its roles.
+  std::vector<RoleSpec> roles;
+
+  // Tasks in the gang.
+  int TaskCount() const;
+  // True when each task is scheduled on its own (BatchJob): no all-or-nothing start.
+  bool IndependentTasks() const { return kind == WorkloadKind::kBatch; }
+  // The scheduler's view. `id` and `submit` are filled in by the caller.
+  Workload ToWorkload() const;
+  // The role and the rank within the role of gang rank `rank`.
+  std::pair<const RoleSpec*, int> RoleOfRank(int rank) const;
+
+  friend bool operator==(const JobSpec& a, const JobSpec& b);
+};
+
+// One problem with a spec: the field path ("spec.workers", "metadata.name") and the reason.
+struct FieldError {
+  std::string field;
+  std::string reason;
+  std::string ToString() const { return field.empty() ? reason : field + ": " + reason; }
+};
+
+// Parses and validates a spec (YAML or JSON). On failure the Error's message lists every
+// problem found, one per "; ", first one first; `errors`, when given, receives them as values.
+Result<JobSpec> ParseJobSpec(std::string_view text, std::vector<FieldError>* errors = nullptr);
+// The same from a JSON tree (e.g. the canonical form read back from the store).
+Result<JobSpec> JobSpecFromJson(const nlohmann::json& doc,
+                                std::vector<FieldError>* errors = nullptr);
+
+// The canonical JSON form: apiVersion, kind, metadata and every spec field with its value.
+nlohmann::json JobSpecToJson(const JobSpec& spec);
+
+// "nlp/sft/llama-8b-sft"-style display name.
+std::string QualifiedName(const std::string& queue, const std::string& name);
+
+// True when `name` is a valid job name: [a-z0-9-], 1..63, starting and ending alphanumeric.
+bool ValidJobName(std::string_view name);
+// True when `queue` is a valid queue path: names as above joined by '/'.
+bool ValidQueuePath(std::string_view queue);
+
+// Environment variables Tessera sets on every task process; a spec may not set them.
+const std::vector<std::string>& ReservedEnvNames();
+
+// GPU memory of a known model in MiB (H100 80 GiB, ...), or 0 when unknown.
+std::int64_t KnownGpuMemoryMib(std::string_view model);
+
+}  // namespace tessera

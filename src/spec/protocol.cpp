@@ -1,0 +1,288 @@
+#include "spec/protocol.h"
+
+#include <array>
+#include <utility>
+
+namespace tessera {
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr std::array<std::pair<ReportedState, const char*>, 5> kStateNames{{
+    {ReportedState::kRunning, "running"},
+    {ReportedState::kExited, "exited"},
+    {ReportedState::kStopped, "stopped"},
+    {ReportedState::kFailedToStart, "failed-to-start"},
+    {ReportedState::kLost, "lost"},
+}};
+
+// Reads typed fields; the first type error is kept and reported.
+class Reader {
+ public:
+  Reader(const Json& j, std::string what) : j_(j), what_(std::move(what)) {
+    if (!j_.is_object()) error_ = what_ + ": must be a JSON object";
+  }
+  template <typename T>
+  void Get(const char* key, T& out, bool required = false) {
+    if (!error_.empty()) return;
+    auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) {
+      if (required) error_ = what_ + "." + key + ": required";
+      return;
+    }
+    try {
+      out = it->get<T>();
+    } catch (const std::exception&) {
+      error_ = what_ + "." + key + ": wrong type";
+    }
+  }
+  const Json* Raw(const char* key) const {
+    auto it = j_.find(key);
+    return it == j_.end() ? nullptr : &*it;
+  }
+  void Fail(const std::string& msg) {
+    if (error_.empty()) error_ = msg;
+  }
+  Status status() const {
+    if (error_.empty()) return {};
+    return InvalidArgument(error_);
+  }
+
+ private:
+  const Json& j_;
+  std::string what_;
+  std::string error_;
+};
+
+template <typename T, typename F>
+Status ReadList(Reader& r, const char* key, std::vector<T>& out, F parse) {
+  const Json* list = r.Raw(key);
+  if (list == nullptr || list->is_null()) return {};
+  if (!list->is_array()) return InvalidArgument(std::string(key) + ": must be a list");
+  for (const auto& item : *list) {
+    auto v = parse(item);
+    if (!v) return std::unexpected(v.error());
+    out.push_back(std::move(*v));
+  }
+  return {};
+}
+
+}  // namespace
+
+const char* ReportedStateName(ReportedState s) {
+  for (const auto& [state, name] : kStateNames) {
+    if (state == s) return name;
+  }
+  return "unknown";
+}
+
+Json ToJson(const GpuInfo& g) {
+  return {{"index", g.index},
+          {"model", g.model},
+          {"name", g.name},
+          {"uuid", g.uuid},
+          {"memoryMiB", g.memory_mib}};
+}
+
+Json ToJson(const NodeRegistration& r) {
+  Json gpus = Json::array();
+  for (const auto& g : r.gpus) gpus.push_back(ToJson(g));
+  return {{"node", r.node},
+          {"address", r.address},
+          {"agentUrl", r.agent_url},
+          {"simulated", r.simulated},
+          {"gpus", gpus},
+          {"cpuMilli", r.cpu_milli},
+          {"memoryMiB", r.memory_mib},
+          {"version", r.version}};
+}
+
+Json ToJson(const RegistrationReply& r) {
+  return {{"heartbeatIntervalMs", r.heartbeat_interval_ms},
+          {"heartbeatTimeoutMs", r.heartbeat_timeout_ms}};
+}
+
+Json ToJson(const TaskLaunch& t) {
+  return {{"taskId", t.task_id},
+          {"job", t.job},
+          {"queue", t.queue},
+          {"kind", t.kind},
+          {"attempt", t.attempt},
+          {"rank", t.rank},
+          {"taskCount", t.task_count},
+          {"role", t.role},
+          {"roleRank", t.role_rank},
+          {"roleSize", t.role_size},
+          {"processes", t.processes},
+          {"processRankBase", t.process_rank_base},
+          {"worldSize", t.world_size},
+          {"gpus", t.gpus},
+          {"gpuMilli", t.gpu_milli},
+          {"command", t.command},
+          {"shell", t.shell},
+          {"env", t.env},
+          {"masterAddr", t.master_addr},
+          {"masterPort", t.master_port},
+          {"gracePeriodSeconds", t.grace_period_seconds},
+          {"workingDir", t.working_dir},
+          {"checkpointDir", t.checkpoint_dir}};
+}
+
+Json ToJson(const TaskReport& r) {
+  Json j = {{"taskId", r.task_id},
+            {"state", ReportedStateName(r.state)},
+            {"pid", r.pid},
+            {"exitCode", r.exit_code},
+            {"signal", r.signal},
+            {"startedMs", r.started_ms},
+            {"finishedMs", r.finished_ms}};
+  if (!r.message.empty()) j["message"] = r.message;
+  return j;
+}
+
+Json ToJson(const HeartbeatRequest& r) {
+  Json tasks = Json::array();
+  for (const auto& t : r.tasks) tasks.push_back(ToJson(t));
+  return {{"tasks", tasks}};
+}
+
+Json ToJson(const HeartbeatReply& r) {
+  Json run = Json::array();
+  for (const auto& t : r.run) run.push_back(ToJson(t));
+  Json stop = Json::array();
+  for (const auto& s : r.stop) {
+    stop.push_back({{"taskId", s.task_id}, {"gracePeriodSeconds", s.grace_period_seconds}});
+  }
+  return {{"run", run}, {"stop", stop}, {"forget", r.forget}};
+}
+
+Result<GpuInfo> GpuInfoFromJson(const Json& j) {
+  Reader r(j, "gpu");
+  GpuInfo g;
+  r.Get("index", g.index, true);
+  r.Get("model", g.model);
+  r.Get("name", g.name);
+  r.Get("uuid", g.uuid);
+  r.Get("memoryMiB", g.memory_mib);
+  if (auto s = r.status(); !s) return std::unexpected(s.error());
+  return g;
+}
+
+Result<NodeRegistration> NodeRegistrationFromJson(const Json& j) {
+  Reader r(j, "registration");
+  NodeRegistration reg;
+  r.Get("node", reg.node, true);
+  r.Get("address", reg.address);
+  r.Get("agentUrl", reg.agent_url);
+  r.Get("simulated", reg.simulated);
+  r.Get("cpuMilli", reg.cpu_milli);
+  r.Get("memoryMiB", reg.memory_mib);
+  r.Get("version", reg.version);
+  if (auto s = r.status(); !s) return std::unexpected(s.error());
+  if (auto s = ReadList(r, "gpus", reg.gpus, GpuInfoFromJson); !s)
+    return std::unexpected(s.error());
+  return reg;
+}
+
+Result<RegistrationReply> RegistrationReplyFromJson(const Json& j) {
+  Reader r(j, "reply");
+  RegistrationReply reply;
+  r.Get("heartbeatIntervalMs", reply.heartbeat_interval_ms);
+  r.Get("heartbeatTimeoutMs", reply.heartbeat_timeout_ms);
+  if (auto s = r.status(); !s) return std::unexpected(s.error());
+  return reply;
+}
+
+Result<TaskLaunch> TaskLaunchFromJson(const Json& j) {
+  Reader r(j, "task");
+  TaskLaunch t;
+  r.Get("taskId", t.task_id, true);
+  r.Get("job", t.job);
+  r.Get("queue", t.queue);
+  r.Get("kind", t.kind);
+  r.Get("attempt", t.attempt);
+  r.Get("rank", t.rank);
+  r.Get("taskCount", t.task_count);
+  r.Get("role", t.role);
+  r.Get("roleRank", t.role_rank);
+  r.Get("roleSize", t.role_size);
+  r.Get("processes", t.processes);
+  r.Get("processRankBase", t.process_rank_base);
+  r.Get("worldSize", t.world_size);
+  r.Get("gpus", t.gpus);
+  r.Get("gpuMilli", t.gpu_milli);
+  r.Get("command", t.command, true);
+  r.Get("shell", t.shell);
+  r.Get("env", t.env);
+  r.Get("masterAddr", t.master_addr);
+  r.Get("masterPort", t.master_port);
+  r.Get("gracePeriodSeconds", t.grace_period_seconds);
+  r.Get("workingDir", t.working_dir);
+  r.Get("checkpointDir", t.checkpoint_dir);
+  if (auto s = r.status(); !s) return std::unexpected(s.error());
+  if (t.command.empty()) return InvalidArgument("task.command: must not be empty");
+  if (t.processes < 1 || t.processes > 1024) return InvalidArgument("task.processes: out of range");
+  return t;
+}
+
+Result<TaskReport> TaskReportFromJson(const Json& j) {
+  Reader r(j, "report");
+  TaskReport t;
+  std::string state;
+  r.Get("taskId", t.task_id, true);
+  r.Get("state", state, true);
+  r.Get("pid", t.pid);
+  r.Get("exitCode", t.exit_code);
+  r.Get("signal", t.signal);
+  r.Get("startedMs", t.started_ms);
+  r.Get("finishedMs", t.finished_ms);
+  r.Get("message", t.message);
+  if (auto s = r.status(); !s) return std::unexpected(s.error());
+  bool known = false;
+  for (const auto& [value, name] : kStateNames) {
+    if (state == name) {
+      t.state = value;
+      known = true;
+    }
+  }
+  if (!known) return InvalidArgument("report.state: unknown state \"" + state + "\"");
+  return t;
+}
+
+Result<HeartbeatRequest> HeartbeatRequestFromJson(const Json& j) {
+  Reader r(j, "heartbeat");
+  HeartbeatRequest h;
+  if (auto s = r.status(); !s) return std::unexpected(s.error());
+  if (auto s = ReadList(r, "tasks", h.tasks, TaskReportFromJson); !s)
+    return std::unexpected(s.error());
+  return h;
+}
+
+Result<HeartbeatReply> HeartbeatReplyFromJson(const Json& j) {
+  Reader r(j, "reply");
+  HeartbeatReply h;
+  r.Get("forget", h.forget);
+  if (auto s = r.status(); !s) return std::unexpected(s.error());
+  if (auto s = ReadList(r, "run", h.run, TaskLaunchFromJson); !s) return std::unexpected(s.error());
+  auto parse_stop = [](const Json& item) -> Result<TaskStop> {
+    Reader sr(item, "stop");
+    TaskStop s;
+    sr.Get("taskId", s.task_id, true);
+    sr.Get("gracePeriodSeconds", s.grace_period_seconds);
+    if (auto st = sr.status(); !st) return std::unexpected(st.error());
+    return s;
+  };
+  if (auto s = ReadList(r, "stop", h.stop, parse_stop); !s) return std::unexpected(s.error());
+  return h;
+}
+
+Result<Json> ParseJson(std::string_view text) {
+  try {
+    return Json::parse(text.begin(), text.end());
+  } catch (const std::exception& e) {
+    return InvalidArgument(std::string("invalid JSON: ") + e.what());
+  }
+}
+
+}  // namespace tessera

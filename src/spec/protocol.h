@@ -1,0 +1,122 @@
+// The controller <-> agent wire protocol (JSON over HTTP). Level-triggered: every heartbeat
+// carries the agent's full view of its tasks, and every answer the controller's full view of
+// what should run there, so either side may restart and the two converge on the next exchange.
+//
+//   POST /v1/agents/register          NodeRegistration        -> RegistrationReply
+//   POST /v1/agents/{node}/heartbeat  HeartbeatRequest        -> HeartbeatReply
+//
+// Parsing functions never throw; malformed input is an InvalidArgument naming the field.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tessera {
+
+struct GpuInfo {
+  int index = 0;
+  std::string model;  // normalised: H100, A100, ...
+  std::string name;   // as the driver reports it, or "simulated H100"
+  std::string uuid;
+  std::int64_t memory_mib = 0;
+};
+
+struct NodeRegistration {
+  std::string node;        // [a-z0-9-], unique in the cluster
+  std::string address;     // where this node's tasks are reached (MASTER_ADDR)
+  std::string agent_url;   // the agent's own HTTP endpoint (task logs)
+  bool simulated = false;  // GPUs are simulated, not real
+  std::vector<GpuInfo> gpus;
+  std::int64_t cpu_milli = 0;
+  std::int64_t memory_mib = 0;
+  std::string version;
+};
+
+struct RegistrationReply {
+  std::int64_t heartbeat_interval_ms = 1000;
+  std::int64_t heartbeat_timeout_ms = 10000;
+};
+
+// What the controller asks an agent to run: one task of a job, with everything needed to
+// build its argv and environment.
+struct TaskLaunch {
+  std::int64_t task_id = 0;
+  std::string job;    // name
+  std::string queue;  // queue path
+  std::string kind;   // TrainingJob, ...
+  int attempt = 0;
+  int rank = 0;        // gang rank of this task (NODE_RANK, GROUP_RANK, TASK_INDEX)
+  int task_count = 0;  // tasks in the gang
+  std::string role;    // worker | replica | task | session | RL role
+  int role_rank = 0;
+  int role_size = 0;
+  int processes = 1;              // processes of this task (LOCAL_WORLD_SIZE)
+  int process_rank_base = 0;      // RANK of its first process
+  int world_size = 1;             // processes in the whole gang (WORLD_SIZE)
+  std::vector<int> gpus;          // GPU indices on the node
+  std::int32_t gpu_milli = 1000;  // per GPU; below 1000 for a share
+  std::vector<std::string> command;
+  bool shell = false;
+  std::map<std::string, std::string> env;  // the spec's env
+  std::string master_addr;
+  int master_port = 0;
+  int grace_period_seconds = 30;
+  std::string working_dir;
+  std::string checkpoint_dir;
+};
+
+enum class ReportedState { kRunning, kExited, kStopped, kFailedToStart, kLost };
+const char* ReportedStateName(ReportedState s);
+
+// What an agent knows about one of its tasks.
+struct TaskReport {
+  std::int64_t task_id = 0;
+  ReportedState state = ReportedState::kRunning;
+  int pid = 0;
+  int exit_code = 0;  // kExited/kStopped: the exit status, 128+N when killed by signal N
+  int signal = 0;     // the signal that ended it, or 0
+  std::int64_t started_ms = 0;
+  std::int64_t finished_ms = 0;
+  std::string message;  // e.g. why it could not start
+};
+
+struct HeartbeatRequest {
+  std::vector<TaskReport> tasks;
+};
+
+struct TaskStop {
+  std::int64_t task_id = 0;
+  int grace_period_seconds = 30;
+};
+
+struct HeartbeatReply {
+  std::vector<TaskLaunch> run;  // tasks that should be running here (new ones to launch)
+  std::vector<TaskStop> stop;   // tasks to stop: SIGTERM, SIGKILL after the grace period
+  // Tasks the agent may forget: the controller has recorded their end.
+  std::vector<std::int64_t> forget;
+};
+
+nlohmann::json ToJson(const GpuInfo& g);
+nlohmann::json ToJson(const NodeRegistration& r);
+nlohmann::json ToJson(const RegistrationReply& r);
+nlohmann::json ToJson(const TaskLaunch& t);
+nlohmann::json ToJson(const TaskReport& r);
+nlohmann::json ToJson(const HeartbeatRequest& r);
+nlohmann::json ToJson(const HeartbeatReply& r);
+
+Result<NodeRegistration> NodeRegistrationFromJson(const nlohmann::json& j);
+Result<RegistrationReply> RegistrationReplyFromJson(const nlohmann::json& j);
+Result<TaskLaunch> TaskLaunchFromJson(const nlohmann::json& j);
+Result<TaskReport> TaskReportFromJson(const nlohmann::json& j);
+Result<HeartbeatRequest> HeartbeatRequestFromJson(const nlohmann::json& j);
+Result<HeartbeatReply> HeartbeatReplyFromJson(const nlohmann::json& j);
+
+// Parses JSON text without throwing.
+Result<nlohmann::json> ParseJson(std::string_view text);
+
+}  // namespace tessera

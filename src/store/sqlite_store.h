@@ -1,0 +1,60 @@
+// SqliteStore: the Store on one SQLite file in WAL mode with synchronous=FULL, so a commit is
+// on disk before Commit returns. Each Change is one IMMEDIATE transaction. The schema carries
+// a version (meta.schema_version); a newer file is refused rather than misread.
+//
+// Invariants enforced by the database itself, not only by the controller:
+//  - job names are unique within a queue (UNIQUE(queue, name));
+//  - a GPU is never claimed by two live tasks: whole-GPU claims are unique per (node, gpu)
+//    (a partial unique index), and a trigger refuses any claim that would take a GPU's claimed
+//    share above 1000 milli, so shares cannot overlap a whole-GPU claim either.
+//
+// One process at a time: Open takes an exclusive lock on "<path>.lock" (unless read_only).
+// Thread-safe: calls are serialised by a mutex.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "store/store.h"
+
+struct sqlite3;
+
+namespace tessera {
+
+class SqliteStore final : public Store {
+ public:
+  static constexpr int kSchemaVersion = 1;
+
+  struct Options {
+    bool read_only = false;              // no lock, no writes (inspection, tests)
+    std::int64_t keep_events = 200'000;  // older events are pruned
+  };
+
+  static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path, Options options);
+  static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path) {
+    return Open(path, Options{});
+  }
+  ~SqliteStore() override;
+
+  Result<StoreContents> Load() override;
+  Result<std::vector<EventRecord>> Commit(const Change& change) override;
+  Result<std::vector<EventRecord>> EventsSince(std::int64_t after, int limit) override;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  SqliteStore() = default;
+  Status Exec(const char* sql);
+  Status CreateSchema();
+  Status ApplyLocked(const Change& change, std::vector<EventRecord>& events);
+
+  std::mutex mu_;
+  sqlite3* db_ = nullptr;
+  int lock_fd_ = -1;
+  std::string path_;
+  Options options_;
+  std::int64_t commits_since_prune_ = 0;
+};
+
+}  // namespace tessera

@@ -1,0 +1,175 @@
+// The agent's pure parts: the simulated GPU inventory, GPU model names from NVML device names,
+// argv (no shell unless asked) and the distributed-training environment of each process; and
+// one real launch: process group, log file under the state directory, exit code.
+#include "agent/launcher.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "agent/gpu_inventory.h"
+
+namespace tessera {
+namespace {
+
+std::map<std::string, std::string> AsMap(const std::vector<std::string>& env) {
+  std::map<std::string, std::string> m;
+  for (const auto& kv : env) m[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+  return m;
+}
+
+TaskLaunch Worker(int rank) {
+  TaskLaunch t;
+  t.task_id = 42;
+  t.job = "llama";
+  t.queue = "nlp/sft";
+  t.kind = "TrainingJob";
+  t.attempt = 2;
+  t.rank = rank;
+  t.task_count = 2;
+  t.role = "worker";
+  t.role_rank = rank;
+  t.role_size = 2;
+  t.processes = 4;
+  t.process_rank_base = rank * 4;
+  t.world_size = 8;
+  t.gpus = {4, 5, 6, 7};
+  t.command = {"python3", "train.py", "--lr", "1e-4; rm -rf /"};
+  t.env = {{"WANDB_MODE", "offline"}};
+  t.master_addr = "10.0.0.1";
+  t.master_port = 29500;
+  return t;
+}
+
+TEST(LauncherTest, ArgvIsPassedAsIsWithoutAShell) {
+  const TaskLaunch t = Worker(0);
+  EXPECT_EQ(TaskArgv(t), t.command);  // the ';' is an argument, never shell syntax
+  TaskLaunch shell = t;
+  shell.shell = true;
+  shell.command = {"echo $RANK", "a b"};
+  EXPECT_EQ(TaskArgv(shell),
+            (std::vector<std::string>{"/bin/sh", "-c", "echo $RANK", "tessera-task", "a b"}));
+}
+
+TEST(LauncherTest, EachProcessGetsTheTorchrunEnvironment) {
+  LaunchSettings s;
+  s.node = "node-3";
+  s.simulated_gpus = true;
+  // Process 2 of worker 1: global rank 1 * 4 + 2 = 6 of 8.
+  auto env = AsMap(TaskEnvironment(Worker(1), 2, s, {"PATH=/usr/bin", "RANK=99"}));
+  EXPECT_EQ(env["PATH"], "/usr/bin");
+  EXPECT_EQ(env["RANK"], "6");
+  EXPECT_EQ(env["WORLD_SIZE"], "8");
+  EXPECT_EQ(env["LOCAL_RANK"], "2");
+  EXPECT_EQ(env["LOCAL_WORLD_SIZE"], "4");
+  EXPECT_EQ(env["NODE_RANK"], "1");
+  EXPECT_EQ(env["GROUP_RANK"], "1");
+  EXPECT_EQ(env["ROLE_RANK"], "6");
+  EXPECT_EQ(env["ROLE_WORLD_SIZE"], "8");
+  EXPECT_EQ(env["MASTER_ADDR"], "10.0.0.1");
+  EXPECT_EQ(env["MASTER_PORT"], "29500");
+  EXPECT_EQ(env["PET_NNODES"], "2");
+  EXPECT_EQ(env["PET_NODE_RANK"], "1");
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "4,5,6,7");
+  EXPECT_EQ(env["CUDA_DEVICE_ORDER"], "PCI_BUS_ID");
+  EXPECT_EQ(env["TESSERA_SIMULATED_GPUS"], "1");
+  EXPECT_EQ(env["TESSERA_NODE"], "node-3");
+  EXPECT_EQ(env["TESSERA_ATTEMPT"], "2");
+  EXPECT_EQ(env["WANDB_MODE"], "offline");
+  EXPECT_FALSE(env.contains("TASK_INDEX"));
+
+  TaskLaunch batch = Worker(5);
+  batch.kind = "BatchJob";
+  batch.processes = 1;
+  batch.gpus = {3};
+  batch.gpu_milli = 500;
+  auto benv = AsMap(TaskEnvironment(batch, 0, s, {}));
+  EXPECT_EQ(benv["TASK_INDEX"], "5");
+  EXPECT_EQ(benv["CUDA_VISIBLE_DEVICES"], "3");
+  EXPECT_EQ(benv["TESSERA_GPU_SHARE_MILLI"], "500");
+}
+
+TEST(GpuInventoryTest, SimulatedGpusAreMarkedAsSuch) {
+  auto inv = SimulatedGpus("8xH100", "node-0");
+  ASSERT_TRUE(inv.has_value());
+  EXPECT_TRUE(inv->simulated);
+  ASSERT_EQ(inv->gpus.size(), 8u);
+  EXPECT_EQ(inv->gpus[7].index, 7);
+  EXPECT_EQ(inv->gpus[0].model, "H100");
+  EXPECT_EQ(inv->gpus[0].name, "simulated H100");
+  EXPECT_EQ(inv->gpus[0].memory_mib, 80 * 1024);
+  EXPECT_EQ(SimulatedGpus("2x L40S", "n")->gpus.size(), 2u);
+  EXPECT_FALSE(SimulatedGpus("17xH100", "n").has_value());
+  EXPECT_FALSE(SimulatedGpus("H100", "n").has_value());
+  EXPECT_FALSE(SimulatedGpus("4x", "n").has_value());
+  EXPECT_FALSE(SimulatedGpus("4xH100;rm", "n").has_value());
+}
+
+TEST(GpuInventoryTest, ModelNamesFromTheDriver) {
+  EXPECT_EQ(NormalizeGpuModel("NVIDIA H100 80GB HBM3"), "H100");
+  EXPECT_EQ(NormalizeGpuModel("NVIDIA H200"), "H200");
+  EXPECT_EQ(NormalizeGpuModel("NVIDIA A100-SXM4-80GB"), "A100");
+  EXPECT_EQ(NormalizeGpuModel("Tesla V100-SXM2-32GB"), "V100");
+  EXPECT_EQ(NormalizeGpuModel("NVIDIA GeForce RTX 4090"), "RTX4090");
+  EXPECT_EQ(NormalizeGpuModel("NVIDIA L40S"), "L40S");
+}
+
+TEST(GpuInventoryTest, NoDriverIsAnErrorNotACrash) {
+  auto inv = NvmlGpus();
+  if (inv.has_value()) GTEST_SKIP() << "this machine has a GPU driver: " << inv->source;
+  EXPECT_NE(inv.error().message.find("NVML"), std::string::npos);
+}
+
+TEST(LauncherTest, LaunchesInItsOwnProcessGroupWithALogUnderTheStateDirectory) {
+  char tmpl[] = "/tmp/tessera-launch-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string state = tmpl;
+  LaunchSettings s;
+  s.state_dir = state;
+  s.node = "n";
+  TaskLaunch t = Worker(0);
+  t.processes = 2;
+  t.command = {"/bin/sh", "-c", "echo rank=$RANK local=$LOCAL_RANK; exit 7"};
+  auto launched = LaunchTask(t, s);
+  ASSERT_TRUE(launched.has_value()) << launched.error().message;
+  ASSERT_EQ(launched->pids.size(), 2u);
+  EXPECT_EQ(launched->pgid, launched->pids[0]);
+  EXPECT_EQ(getpgid(launched->pids[1]), launched->pgid);  // exited but not reaped: still there
+  for (pid_t pid : launched->pids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 7);
+  }
+  EXPECT_EQ(launched->log_path, state + "/logs/task-42.log");
+  std::ifstream in(launched->log_path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_NE(ss.str().find("rank=0 local=0"), std::string::npos) << ss.str();
+  EXPECT_NE(ss.str().find("rank=1 local=1"), std::string::npos) << ss.str();
+  EXPECT_TRUE(std::filesystem::is_directory(state + "/work/task-42"));
+
+  TaskLaunch missing = Worker(0);
+  missing.task_id = 43;
+  missing.processes = 1;
+  missing.command = {"/no/such/program"};
+  auto failed = LaunchTask(missing, s);
+  ASSERT_FALSE(failed.has_value());
+  EXPECT_EQ(failed.error().message, "exec /no/such/program: No such file or directory");
+  TaskLaunch bad_dir = missing;
+  bad_dir.command = {"true"};
+  bad_dir.working_dir = "/no/such/dir";
+  auto no_dir = LaunchTask(bad_dir, s);
+  ASSERT_FALSE(no_dir.has_value());
+  EXPECT_EQ(no_dir.error().message, "chdir /no/such/dir: No such file or directory");
+  std::filesystem::remove_all(state);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,338 @@
+// The controller's state machine in process, on a real SqliteStore and a hand-driven clock:
+// binds, agent reports, exits, restarts within maxRestarts, lost nodes, strays, cancel, a
+// restart of the controller that re-adopts running tasks, and a randomized run checking that
+// no GPU is ever bound to two live tasks.
+#include "server/controller.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <random>
+
+#include "store/sqlite_store.h"
+
+namespace tessera {
+namespace {
+
+using Json = nlohmann::json;
+
+class ControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/tessera-controller-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    Open();
+  }
+  void TearDown() override {
+    controller_.reset();
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Open() {
+    controller_.reset();
+    store_.reset();
+    auto store = SqliteStore::Open(dir_ + "/state.db");
+    ASSERT_TRUE(store.has_value()) << store.error().message;
+    store_ = std::move(*store);
+    ControllerOptions options;
+    options.heartbeat_timeout_ms = 10'000;
+    options.now = [this] { return now_.load(); };
+    auto c = Controller::Create(store_.get(), options);
+    ASSERT_TRUE(c.has_value()) << c.error().message;
+    controller_ = std::move(*c);
+  }
+  void Register(const std::string& node, int gpus = 4) {
+    NodeRegistration reg;
+    reg.node = node;
+    reg.address = "10.0.0." + std::to_string(node.back() - '0' + 1);
+    reg.agent_url = "http://127.0.0.1:1";
+    reg.simulated = true;
+    reg.cpu_milli = 64000;
+    reg.memory_mib = 512 * 1024;
+    for (int i = 0; i < gpus; ++i) reg.gpus.push_back({i, "H100", "simulated H100", "SIM", 81920});
+    ASSERT_TRUE(controller_->Register(reg).has_value());
+  }
+  Json Submit(const std::string& spec) {
+    auto r = controller_->Submit(spec);
+    EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().error.message);
+    return r ? *r : Json();
+  }
+  Json Job(const std::string& name, const std::string& queue = "default") {
+    auto j = controller_->GetJob(queue, name);
+    EXPECT_TRUE(j.has_value());
+    return j ? *j : Json();
+  }
+  HeartbeatReply Beat(const std::string& node, std::vector<TaskReport> tasks = {}) {
+    HeartbeatRequest req;
+    req.tasks = std::move(tasks);
+    auto r = controller_->Heartbeat(node, req, 0);
+    EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().error.message);
+    return r ? *r : HeartbeatReply{};
+  }
+  static TaskReport Running(std::int64_t id, int pid) {
+    TaskReport r;
+    r.task_id = id;
+    r.state = ReportedState::kRunning;
+    r.pid = pid;
+    return r;
+  }
+  static TaskReport Exited(std::int64_t id, int code,
+                           ReportedState state = ReportedState::kExited) {
+    TaskReport r;
+    r.task_id = id;
+    r.state = state;
+    r.exit_code = code;
+    return r;
+  }
+  static std::string Gang(const std::string& name, int workers, int gpus, int restarts = 0) {
+    return "apiVersion: tessera/v1\nkind: TrainingJob\nmetadata: {name: " + name +
+           "}\nspec: {workers: " + std::to_string(workers) +
+           ", gpusPerWorker: " + std::to_string(gpus) +
+           ", maxRestarts: " + std::to_string(restarts) + ", command: [python3, train.py]}\n";
+  }
+
+  std::string dir_;
+  std::atomic<Tick> now_{1'000'000};
+  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<Controller> controller_;
+};
+
+TEST_F(ControllerTest, AGangRunsToSuccess) {
+  Register("node-0");
+  Register("node-1");
+  EXPECT_EQ(Submit(Gang("train", 2, 4))["phase"], "Pending");
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 1);
+  Json job = Job("train");
+  EXPECT_EQ(job["phase"], "Running");
+  ASSERT_EQ(job["taskList"].size(), 2u);
+  std::set<std::string> nodes;
+  for (const auto& t : job["taskList"]) {
+    EXPECT_EQ(t["state"], "Assigned");
+    EXPECT_EQ(t["gpus"], Json::array({0, 1, 2, 3}));
+    nodes.insert(t["node"].get<std::string>());
+  }
+  EXPECT_EQ(nodes.size(), 2u);
+  // Each agent is told to launch its task, with the gang's rendezvous.
+  std::map<std::string, TaskLaunch> launches;
+  for (const std::string node : {"node-0", "node-1"}) {
+    auto reply = Beat(node);
+    ASSERT_EQ(reply.run.size(), 1u);
+    launches[node] = reply.run[0];
+    EXPECT_EQ(reply.run[0].world_size, 2);
+    EXPECT_EQ(reply.run[0].command, (std::vector<std::string>{"python3", "train.py"}));
+  }
+  EXPECT_EQ(launches["node-0"].master_addr, launches["node-1"].master_addr);
+  EXPECT_EQ(launches["node-0"].master_port, launches["node-1"].master_port);
+  EXPECT_NE(launches["node-0"].rank, launches["node-1"].rank);
+  // They start, then exit 0.
+  for (auto& [node, l] : launches)
+    EXPECT_TRUE(Beat(node, {Running(l.task_id, 100 + l.rank)}).run.empty());
+  EXPECT_EQ(Job("train")["runningTasks"], 2);
+  for (auto& [node, l] : launches) {
+    auto reply = Beat(node, {Exited(l.task_id, 0)});
+    EXPECT_EQ(reply.forget, std::vector<std::int64_t>{l.task_id})
+        << "recorded: the agent may forget it";
+  }
+  job = Job("train");
+  EXPECT_EQ(job["phase"], "Succeeded");
+  EXPECT_GT(job["finishTimeMs"].get<std::int64_t>(), 0);
+}
+
+TEST_F(ControllerTest, AFailureRestartsTheWholeGangWithinMaxRestarts) {
+  Register("node-0");
+  Register("node-1");
+  Submit(Gang("flaky", 2, 4, /*restarts=*/1));
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 1);
+  auto a = Beat("node-0").run.at(0), b = Beat("node-1").run.at(0);
+  Beat("node-0", {Running(a.task_id, 1)});
+  Beat("node-1", {Running(b.task_id, 2)});
+  // One worker fails: the other is told to stop; the gang is requeued once it has.
+  Beat("node-0", {Exited(a.task_id, 3)});
+  EXPECT_EQ(Job("flaky")["phase"], "Restarting");
+  auto reply = Beat("node-1", {Running(b.task_id, 2)});
+  ASSERT_EQ(reply.stop.size(), 1u);
+  EXPECT_EQ(reply.stop[0].task_id, b.task_id);
+  Beat("node-1", {Exited(b.task_id, 143, ReportedState::kStopped)});
+  EXPECT_EQ(Job("flaky")["phase"], "Pending");
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 1);
+  Json job = Job("flaky");
+  EXPECT_EQ(job["attempt"], 2);
+  EXPECT_EQ(job["restarts"], 1);
+  // The second failure exhausts maxRestarts.
+  auto a2 = Beat("node-0").run.at(0), b2 = Beat("node-1").run.at(0);
+  EXPECT_EQ(a2.attempt, 2);
+  Beat("node-0", {Exited(a2.task_id, 1)});
+  Beat("node-1", {Exited(b2.task_id, 0, ReportedState::kFailedToStart)});
+  job = Job("flaky");
+  EXPECT_EQ(job["phase"], "Failed");
+  EXPECT_NE(job.value("message", "").find("exited with code 1"), std::string::npos) << job.dump(2);
+}
+
+TEST_F(ControllerTest, ALostNodeLosesItsTasksAndTheGangIsRequeued) {
+  Register("node-0");
+  Register("node-1");
+  Register("node-2");
+  Submit(Gang("big", 2, 4, 2));
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 1);
+  std::string victim;
+  const Json first = Job("big");
+  for (const auto& t : first["taskList"]) victim = t["node"];
+  now_ += 5'000;
+  for (const std::string n : {"node-0", "node-1", "node-2"}) {
+    if (n != victim) Beat(n);
+  }
+  now_ += 6'000;  // the victim has now been silent for 11 s
+  controller_->CheckLiveness();
+  for (const auto& n : controller_->ListNodes()) {
+    EXPECT_EQ(n["status"], n["name"] == victim ? "Lost" : "Ready");
+  }
+  // The other member is stopped (Assigned, never launched: stopped at once on its next beat).
+  for (const std::string n : {"node-0", "node-1", "node-2"}) {
+    if (n != victim) Beat(n);
+  }
+  EXPECT_EQ(Job("big")["phase"], "Pending");
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 1);
+  const Json second = Job("big");
+  for (const auto& t : second["taskList"]) {
+    if (t["attempt"] == 2) {
+      EXPECT_NE(t["node"], victim);
+    }
+    if (t["attempt"] == 1 && t["node"] == victim) {
+      EXPECT_EQ(t["state"], "Lost");
+    }
+  }
+  // The node comes back; it is schedulable again.
+  Beat(victim);
+  for (const auto& n : controller_->ListNodes()) EXPECT_EQ(n["status"], "Ready");
+}
+
+TEST_F(ControllerTest, ARestartedControllerRecoversAndReadoptsRunningTasks) {
+  Register("node-0");
+  Submit(Gang("keep", 1, 2));
+  Submit(Gang("waiting", 1, 4));
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 1);
+  auto l = Beat("node-0").run.at(0);
+  Beat("node-0", {Running(l.task_id, 4242)});
+  Open();  // a new controller on the same store
+  EXPECT_EQ(Job("keep")["phase"], "Running");
+  EXPECT_EQ(Job("waiting")["phase"], "Pending");
+  auto reply = Beat("node-0", {Running(l.task_id, 4242)});
+  EXPECT_TRUE(reply.run.empty()) << "not launched again";
+  EXPECT_TRUE(reply.stop.empty());
+  const Json job = Job("keep");
+  EXPECT_EQ(job["attempt"], 1);
+  EXPECT_EQ(job["taskList"][0]["pid"], 4242);
+  bool readopted = false;
+  for (const auto& e : job["events"]) readopted |= e["type"] == "TaskReadopted";
+  EXPECT_TRUE(readopted) << job.dump(2);
+  EXPECT_EQ(controller_->RunSchedulingCycle(), 0) << "2 of 4 GPUs are still held";
+}
+
+TEST_F(ControllerTest, StraysAreStoppedAndKeepTheirNodeUnschedulable) {
+  Register("node-0");
+  auto reply = Beat("node-0", {Running(999, 77)});
+  ASSERT_EQ(reply.stop.size(), 1u);
+  EXPECT_EQ(reply.stop[0].task_id, 999);
+  EXPECT_FALSE(controller_->ListNodes()[0]["schedulable"].get<bool>());
+  Submit(Gang("blocked", 1, 1));
+  EXPECT_EQ(controller_->RunSchedulingCycle(), 0);
+  reply = Beat("node-0", {Exited(999, 143, ReportedState::kStopped)});
+  EXPECT_EQ(reply.forget, std::vector<std::int64_t>{999});
+  EXPECT_TRUE(controller_->ListNodes()[0]["schedulable"].get<bool>());
+  EXPECT_EQ(controller_->RunSchedulingCycle(), 1);
+}
+
+TEST_F(ControllerTest, CancelEndsPendingAtOnceAndStopsRunning) {
+  Register("node-0");
+  Submit(Gang("run", 1, 4));
+  Submit(Gang("queued", 1, 4));
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 1);
+  auto l = Beat("node-0").run.at(0);
+  Beat("node-0", {Running(l.task_id, 5)});
+  EXPECT_EQ((*controller_->Cancel("default", "queued"))["phase"], "Cancelled");
+  EXPECT_EQ((*controller_->Cancel("default", "run"))["phase"], "Cancelling");
+  auto reply = Beat("node-0", {Running(l.task_id, 5)});
+  ASSERT_EQ(reply.stop.size(), 1u);
+  Beat("node-0", {Exited(l.task_id, 143, ReportedState::kStopped)});
+  EXPECT_EQ(Job("run")["phase"], "Cancelled");
+  EXPECT_FALSE(controller_->Purge("default", "nope").has_value());
+  EXPECT_TRUE(controller_->Purge("default", "run").has_value());
+  EXPECT_FALSE(controller_->GetJob("default", "run").has_value());
+  Submit(Gang("run", 1, 4));  // the name is free again
+}
+
+TEST_F(ControllerTest, BatchTasksAreScheduledOneByOne) {
+  Register("node-0", 2);
+  Submit(
+      "apiVersion: tessera/v1\nkind: BatchJob\nmetadata: {name: b}\n"
+      "spec: {tasks: 5, gpusPerTask: \"0.5\", command: [python3, eval.py]}\n");
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 4) << "4 halves fit on 2 GPUs";
+  Json job = Job("b");
+  EXPECT_EQ(job["phase"], "Running");
+  EXPECT_NE(job.value("message", "").find("waiting for capacity"), std::string::npos) << job.dump();
+  std::set<int> ranks;
+  for (const auto& t : job["taskList"]) ranks.insert(t["rank"].get<int>());
+  EXPECT_EQ(ranks, (std::set<int>{0, 1, 2, 3}));
+  auto reply = Beat("node-0");
+  ASSERT_EQ(reply.run.size(), 4u);
+  Beat("node-0", {Exited(reply.run[0].task_id, 0)});
+  EXPECT_EQ(controller_->RunSchedulingCycle(), 1);
+}
+
+// Random submissions, cancels, exits and node losses; after every step no GPU holds more than
+// 1000 milli of live tasks, and every commit the controller attempted went through.
+TEST_F(ControllerTest, NoGpuIsEverBoundTwiceUnderRandomOperations) {
+  for (int n = 0; n < 4; ++n) Register("node-" + std::to_string(n));
+  std::mt19937 rng(7);
+  int submitted = 0;
+  for (int step = 0; step < 400; ++step) {
+    const int op = static_cast<int>(rng() % 6);
+    if (op == 0) {
+      const int gpus = static_cast<int>(rng() % 5);
+      Submit(Gang("j" + std::to_string(submitted++), 1 + static_cast<int>(rng() % 3), gpus, 1));
+    } else if (op == 1) {
+      controller_->RunSchedulingCycle();
+    } else if (op == 2 && submitted > 0) {
+      controller_->Cancel("default", "j" + std::to_string(rng() % submitted));
+    } else if (op == 3) {
+      // Every agent reports its tasks running, and some of them done.
+      for (int n = 0; n < 4; ++n) {
+        const std::string node = "node-" + std::to_string(n);
+        auto reply = Beat(node);
+        std::vector<TaskReport> reports;
+        for (const auto& l : reply.run) {
+          reports.push_back(rng() % 3 == 0 ? Exited(l.task_id, static_cast<int>(rng() % 2))
+                                           : Running(l.task_id, 1));
+        }
+        for (const auto& s : reply.stop)
+          reports.push_back(Exited(s.task_id, 143, ReportedState::kStopped));
+        Beat(node, reports);
+      }
+    } else if (op == 4) {
+      now_ += 4'000;
+      for (int n = 0; n < 4; ++n) {
+        if (rng() % 4 != 0) Beat("node-" + std::to_string(n));
+      }
+      controller_->CheckLiveness();
+    } else {
+      now_ += 100;
+    }
+    auto contents = store_->Load();
+    ASSERT_TRUE(contents.has_value());
+    std::map<std::pair<std::string, int>, int> milli;
+    for (const auto& t : contents->tasks) {
+      if (!IsLive(t.state)) continue;
+      for (int g : t.gpus) {
+        const int held = milli[std::make_pair(t.node, g)] += t.gpu_milli;
+        ASSERT_LE(held, 1000) << "step " << step << ": " << t.node << " GPU " << g;
+      }
+    }
+  }
+  EXPECT_GT(submitted, 30);
+}
+
+}  // namespace
+}  // namespace tessera
