@@ -289,8 +289,10 @@ TEST(FailuresExperimentTest, SameSeedSameSummary) {
   auto d = RunFailuresExperiment(c, Harsh(), other);
   ASSERT_TRUE(d);
   EXPECT_NE(Summary(*a, o)["results"].dump(), Summary(*d, other)["results"].dump());
-  // Every result has the documented fields.
-  for (const auto& r : Summary(*a, o)["results"]) {
+  // Every result has the documented fields. (Keep the summary alive: a range-for over a
+  // member of a temporary would read freed memory.)
+  const auto summary = Summary(*a, o);
+  for (const auto& r : summary["results"]) {
     for (const char* key : {"policy", "ettr", "gpu_hours_lost"})
       EXPECT_TRUE(r.contains(key)) << key;
     for (const char* key : {"mean", "p50", "p99"}) EXPECT_TRUE(r["recovery_seconds"].contains(key));
