@@ -16,6 +16,7 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
       {"packing", [](const PlacementConfig&) { return MakeGpuPackingPolicy(); }},
       {"bestfit", [](const PlacementConfig&) { return MakeBestFitPolicy(); }},
       {"fgd", [](const PlacementConfig& c) { return MakeFgdPolicy(c); }},
+      {"fgd-strand", [](const PlacementConfig& c) { return MakeFgdStrandPolicy(c); }},
       {"firstfit", [](const PlacementConfig&) { return MakeFirstFitPolicy(); }},
   };
   return registry;

@@ -14,5 +14,6 @@ std::unique_ptr<PlacementPolicy> MakeDotProductPolicy();
 std::unique_ptr<PlacementPolicy> MakeGpuPackingPolicy();
 std::unique_ptr<PlacementPolicy> MakeGpuClusteringPolicy();
 std::unique_ptr<PlacementPolicy> MakeFgdPolicy(const PlacementConfig& config);
+std::unique_ptr<PlacementPolicy> MakeFgdStrandPolicy(const PlacementConfig& config);
 
 }  // namespace tessera
