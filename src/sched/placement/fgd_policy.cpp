@@ -6,32 +6,12 @@
 #include <array>
 #include <unordered_map>
 
+#include "sched/placement/node_state_key.h"
 #include "sched/placement/policies.h"
 
 namespace tessera {
 
 namespace {
-
-// F_n depends only on the node's model, free CPU and the multiset of its GPUs' free milli, so
-// it is memoised on exactly that; nodes in equal states (e.g. all empty nodes of one type)
-// share one computation.
-struct FragKey {
-  std::int64_t cpu_free;
-  std::array<std::int32_t, kMaxGpusPerNode> gpu_free;  // sorted descending
-  std::uint8_t model;
-  std::uint8_t gpus;
-  friend bool operator==(const FragKey&, const FragKey&) = default;
-};
-struct FragKeyHash {
-  std::size_t operator()(const FragKey& k) const noexcept {
-    std::uint64_t h = 1469598103934665603ULL;
-    auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
-    mix(static_cast<std::uint64_t>(k.cpu_free));
-    for (int g = 0; g < k.gpus; ++g) mix(static_cast<std::uint64_t>(k.gpu_free[g]));
-    mix(k.model);
-    return h;
-  }
-};
 
 class FgdPolicy final : public PlacementPolicy {
  public:
@@ -73,9 +53,8 @@ class FgdPolicy final : public PlacementPolicy {
 
  private:
   std::int64_t Fragment(const Node& node, const NodeState& s) const {
-    FragKey key{s.free.cpu_milli, {}, node.gpu_model, static_cast<std::uint8_t>(node.gpu_count)};
-    std::copy_n(s.gpu_free.begin(), node.gpu_count, key.gpu_free.begin());
-    std::sort(key.gpu_free.begin(), key.gpu_free.begin() + node.gpu_count, std::greater<>());
+    // F_n ignores memory, so the memo key leaves it out.
+    const auto key = NodeStateKey::Of(node, s, /*with_memory=*/false);
     auto it = memo_.find(key);
     if (it != memo_.end()) return it->second;
     const std::int64_t f = ScaledNodeFragment(node, s, workload_);
@@ -84,7 +63,7 @@ class FgdPolicy final : public PlacementPolicy {
   }
 
   TargetWorkload workload_;
-  mutable std::unordered_map<FragKey, std::int64_t, FragKeyHash> memo_;  // memo only
+  mutable std::unordered_map<NodeStateKey, std::int64_t, NodeStateKeyHash> memo_;  // memo only
 };
 }  // namespace
 

@@ -31,6 +31,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "sched/placement/node_state_key.h"
 #include "sched/placement/policies.h"
 
 namespace tessera {
@@ -41,28 +42,6 @@ namespace {
 constexpr std::int64_t kFragmentWeight = 4;
 // Expected milli lost per milli taken on a model, per unit of oversubscription ρ_X.
 constexpr double kScarcityPrice = 0.3;
-
-// G_n depends only on the node's model and the free CPU, memory and multiset of its GPUs'
-// free milli; nodes in equal states share one computation.
-struct StrandKey {
-  std::int64_t cpu_free;
-  std::int64_t memory_free;  // 0 when the target workload carries no memory
-  std::array<std::int32_t, kMaxGpusPerNode> gpu_free;  // sorted descending
-  std::uint8_t model;
-  std::uint8_t gpus;
-  friend bool operator==(const StrandKey&, const StrandKey&) = default;
-};
-struct StrandKeyHash {
-  std::size_t operator()(const StrandKey& k) const noexcept {
-    std::uint64_t h = 1469598103934665603ULL;
-    auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
-    mix(static_cast<std::uint64_t>(k.cpu_free));
-    mix(static_cast<std::uint64_t>(k.memory_free));
-    for (int g = 0; g < k.gpus; ++g) mix(static_cast<std::uint64_t>(k.gpu_free[g]));
-    mix(k.model);
-    return h;
-  }
-};
 
 class FgdStrandPolicy final : public PlacementPolicy {
  public:
@@ -114,13 +93,7 @@ class FgdStrandPolicy final : public PlacementPolicy {
  private:
   // G_n = Σ_m count_m · (kFragmentWeight · F_n(m) + S_n(m)), in milli-GPU × tasks.
   std::int64_t Measure(const Node& node, const NodeState& s) const {
-    StrandKey key{s.free.cpu_milli,
-                  uses_memory_ ? s.free.memory_mib : 0,
-                  {},
-                  node.gpu_model,
-                  static_cast<std::uint8_t>(node.gpu_count)};
-    std::copy_n(s.gpu_free.begin(), node.gpu_count, key.gpu_free.begin());
-    std::sort(key.gpu_free.begin(), key.gpu_free.begin() + node.gpu_count, std::greater<>());
+    const auto key = NodeStateKey::Of(node, s, uses_memory_);
     auto it = memo_.find(key);
     if (it != memo_.end()) return it->second;
     std::int64_t all_free = 0;
@@ -206,7 +179,7 @@ class FgdStrandPolicy final : public PlacementPolicy {
   TargetWorkload workload_;
   bool uses_memory_ = false;
   std::int64_t total_count_ = 0;
-  mutable std::unordered_map<StrandKey, std::int64_t, StrandKeyHash> memo_;  // memo only
+  mutable std::unordered_map<NodeStateKey, std::int64_t, NodeStateKeyHash> memo_;  // memo only
   // Memo of the model prices and the cluster they were computed for.
   struct PriceKey {
     const Cluster* cluster = nullptr;
