@@ -27,6 +27,7 @@ struct UpFlags {
   int port = 0;
   double heartbeat_timeout = 10;
   std::string queue_policy;
+  bool priority_preemption = false;
   std::string placement_policy;
   std::string bin_dir;
   double timeout = 30;
@@ -84,6 +85,7 @@ Status RunUp(UpFlags f) {
   if (!f.queue_policy.empty()) argv.insert(argv.end(), {"--queue-policy", f.queue_policy});
   if (!f.placement_policy.empty())
     argv.insert(argv.end(), {"--placement-policy", f.placement_policy});
+  if (f.priority_preemption) argv.push_back("--priority-preemption");
   const std::string controller_log = state + "/logs/tesserad.log";
   auto pid = SpawnDetached(argv, controller_log);
   if (!pid) return std::unexpected(pid.error());
@@ -174,6 +176,8 @@ void RegisterUpCommand(CLI::App& app) {
   cmd->add_option("--queue-policy", flags->queue_policy, "Scheduler queue policy (default fifo)");
   cmd->add_option("--placement-policy", flags->placement_policy,
                   "Placement policy (default bestfit)");
+  cmd->add_flag("--priority-preemption", flags->priority_preemption,
+                "Let a job that does not fit preempt running jobs of lower priority");
   cmd->add_option("--bin-dir", flags->bin_dir,
                   "Where tesserad and tessera-agent are (default: beside tessera)");
   cmd->add_option("--timeout", flags->timeout, "Seconds to wait for the cluster to be ready")

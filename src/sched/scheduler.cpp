@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "core/rng.h"
 #include "sched/placement/topology_gang_placer.h"
+#include "sched/preemption/priority_preemption.h"
 
 namespace tessera {
 
@@ -40,7 +42,12 @@ Result<Scheduler> Scheduler::Create(const SchedulerConfig& config) {
     return InvalidArgument("gang placement '" + config.gang_placement +
                            "' is unknown (known: topology, greedy)");
   }
+  if (config.priority_preemption && (*queue)->preemptive()) {
+    return InvalidArgument("priority preemption applies to fifo and backfill; queue policy '" +
+                           config.queue_policy + "' preempts by its own order");
+  }
   Scheduler s;
+  s.priority_preemption_ = config.priority_preemption;
   s.queue_ = std::move(*queue);
   s.placement_ = std::move(*placement);
   if (config.memoize_scores) s.cache_ = std::make_shared<ScoreCache>();
@@ -126,6 +133,7 @@ void Scheduler::ScheduleInOrder(const Snapshot& snap, JobOrder& order, ClusterSt
   std::int64_t spare_at_shadow = 0;
   std::size_t attempts = 0;
   const std::size_t limit = snap.max_attempts_after_block;
+  std::set<JobId> preempted;  // this cycle, by priority preemption
   while (const JobView* v = order.Next()) {
     if (v->phase != JobPhase::kPending) continue;
     const Workload& job = *v->job;
@@ -143,6 +151,11 @@ void Scheduler::ScheduleInOrder(const Snapshot& snap, JobOrder& order, ClusterSt
     }
     if (auto p = placer.PlaceGang(working, job, rng)) {
       out.push_back({Decision::Kind::kBind, job.id, std::move(*p), {}});
+      bound_ends.emplace_back(end_of(*v), job.TotalGpuMilli());
+      continue;
+    }
+    if (priority_preemption_ &&
+        PreemptForPriority(snap, job, working, placer, rng, preempted, out)) {
       bound_ends.emplace_back(end_of(*v), job.TotalGpuMilli());
       continue;
     }
@@ -257,6 +270,31 @@ void Scheduler::ScheduleWithPreemption(const Snapshot& snap, JobOrder& order, Cl
   while (const JobView* v = order.Next()) {
     if (!try_start(v)) return;
   }
+}
+
+bool Scheduler::PreemptForPriority(const Snapshot& snap, const Workload& job, ClusterState& working,
+                                   const TaskPlacer& placer, Rng& rng, std::set<JobId>& preempted,
+                                   Decisions& out) const {
+  const auto choice = ChoosePriorityVictims(snap, job, working, placer,
+                                            Rng::Mix(snap.seed, 2 + job.id.value), preempted);
+  if (choice.outcome != PriorityVictims::Outcome::kPreempt) return false;
+  for (const JobView* victim : choice.victims) {
+    working.Release(victim->placement);
+    preempted.insert(victim->job->id);
+    out.push_back({Decision::Kind::kPreempt,
+                   victim->job->id,
+                   {},
+                   "preempted for job of priority " + std::to_string(job.priority) + " (priority " +
+                       std::to_string(victim->job->priority) + ")"});
+  }
+  if (auto p = placer.PlaceGang(working, job, rng)) {
+    out.push_back({Decision::Kind::kBind, job.id, std::move(*p), {}});
+    return true;
+  }
+  // The job also needs GPUs of gangs still being stopped: the victims hold theirs until they
+  // are gone too, and the job waits at the head of the queue.
+  for (const JobView* victim : choice.victims) (void)working.Apply(victim->placement);
+  return false;
 }
 
 Tick Scheduler::NextReorderTime(const Snapshot& snap) const {

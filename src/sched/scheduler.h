@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 
 #include "core/cluster_state.h"
@@ -33,6 +34,10 @@ struct SchedulerConfig {
   // Memoise placement scores per (node version, task shape). Off: the same decisions, slower;
   // kept as the benchmarks' baseline.
   bool memoize_scores = true;
+  // fifo and backfill only: a head job that does not fit preempts running jobs of strictly
+  // lower priority that are preemptible (sched/preemption/priority_preemption.h). Off by
+  // default; the preemptive queue policies (srtf, srsf, las) re-plan by their own order.
+  bool priority_preemption = false;
   QueuePolicyConfig queue;
   PlacementConfig placement;
 };
@@ -58,12 +63,18 @@ class Scheduler {
   class JobOrder;
   void ScheduleInOrder(const Snapshot& snap, JobOrder& order, ClusterState& working, Rng& rng,
                        const TopologyGangPlacer* gangs, Decisions& out) const;
+  // Priority preemption for blocked head `job`: preempts victims and binds the job; returns
+  // true when it was bound.
+  bool PreemptForPriority(const Snapshot& snap, const Workload& job, ClusterState& working,
+                          const TaskPlacer& placer, Rng& rng, std::set<JobId>& preempted,
+                          Decisions& out) const;
   void ScheduleWithPreemption(const Snapshot& snap, JobOrder& order, ClusterState& working,
                               Rng& rng, const TopologyGangPlacer* gangs, Decisions& out) const;
 
   std::shared_ptr<const QueuePolicy> queue_;
   std::shared_ptr<const PlacementPolicy> placement_;
   std::shared_ptr<ScoreCache> cache_;  // memo only; does not change any decision
+  bool priority_preemption_ = false;
   // The topology tree of the cluster last scheduled (built once, rebuilt if the cluster
   // changes); null for "greedy" gang placement.
   struct TopologyMemo;

@@ -36,6 +36,11 @@ struct Snapshot {
   // The most pending jobs a cycle tries to start after one has failed to (backfill and
   // preemptive re-plans), as Slurm's bf_max_job_test bounds its backfill scan. 0 = no limit.
   std::size_t max_attempts_after_block = 0;
+  // Placements of gangs being stopped (preempted, cancelled, restarting): their resources are
+  // still taken in the working state until their processes are gone (the controller), but
+  // will be free soon. Priority preemption counts them as free so that a preemptor waiting
+  // for its victims to exit preempts nobody else. The simulator frees at once: empty there.
+  std::vector<Placement> releasing;
 };
 
 }  // namespace tessera

@@ -1011,9 +1011,36 @@ int Controller::RunSchedulingCycle() {
     }
   }
   if (snap.jobs.empty()) return 0;
+  // Gangs being stopped still hold their GPUs in `state`; the scheduler may count them as
+  // soon free (priority preemption does, so a preemptor waiting for its victims preempts no one
+  // else).
+  for (auto id : active_) {
+    for (const auto& unit : jobs_.at(id).units) {
+      if (unit.phase != UnitPhase::kStopping) continue;
+      if (auto pit = placements.find({id, unit.unit}); pit != placements.end())
+        snap.releasing.push_back(pit->second);
+    }
+  }
   auto scheduler = Scheduler::Create(options_.scheduler);
   if (!scheduler) return 0;
   const Decisions decisions = scheduler->Schedule(snap, state);
+  // A preempted gang keeps its GPUs until its processes are gone (SIGTERM, the grace period):
+  // a bind onto any of them waits for a later cycle, where the preemptor is placed on what has
+  // been freed by then.
+  std::map<NodeId, std::uint16_t> preempted_gpus;
+  for (const auto& d : decisions) {
+    if (d.kind != Decision::Kind::kPreempt) continue;
+    for (const TaskPlacement& tp : snap.jobs[d.job.value].placement)
+      preempted_gpus[tp.node] |= tp.gpu_mask;
+  }
+  auto overlaps_preempted = [&](const Placement& placement) {
+    for (const TaskPlacement& tp : placement) {
+      auto it = preempted_gpus.find(tp.node);
+      if (it != preempted_gpus.end() && (it->second & tp.gpu_mask) != 0) return true;
+    }
+    return false;
+  };
+  std::vector<bool> deferred(snap.jobs.size(), false);
 
   Pending p;
   int bound = 0;
@@ -1023,7 +1050,9 @@ int Controller::RunSchedulingCycle() {
     const auto [job_id, u] = keys.at(d.job.value);
     JobState& job = jobs_.at(job_id);
     const std::string object = JobObject(job.rec);
-    if (d.kind == Decision::Kind::kBind) {
+    if (d.kind == Decision::Kind::kBind && overlaps_preempted(d.placement)) {
+      deferred[d.job.value] = true;
+    } else if (d.kind == Decision::Kind::kBind) {
       auto& unit = MUT_UNIT(p, job, u);
       unit.phase = UnitPhase::kRunning;
       ++unit.attempt;
@@ -1072,7 +1101,7 @@ int Controller::RunSchedulingCycle() {
   // Pending units that stay pending say why (rendered by the views).
   {
     std::vector<bool> decided(snap.jobs.size(), false);
-    for (const auto& d : decisions) decided[d.job.value] = true;
+    for (const auto& d : decisions) decided[d.job.value] = !deferred[d.job.value];
     for (std::size_t i = 0; i < snap.jobs.size(); ++i) {
       if (snap.jobs[i].phase == JobPhase::kPending && !decided[i])
         jobs_.at(keys[i].first).waiting = true;

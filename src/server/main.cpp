@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   double heartbeat_interval_s = 1;
   std::string queue_policy;
   std::string placement_policy;
+  bool priority_preemption = false;
   int http_threads = 128;
   app.add_option("--state", state_dir, "State directory (the database is DIR/tesserad.db)");
   app.add_option("--db", db_path, "SQLite database file (overrides --state)");
@@ -59,6 +60,8 @@ int main(int argc, char** argv) {
                  "fifo | backfill | srtf | srsf | las (overrides --config)");
   app.add_option("--placement-policy", placement_policy,
                  "e.g. bestfit, firstfit, fgd (overrides --config)");
+  app.add_flag("--priority-preemption", priority_preemption,
+               "A job that does not fit preempts running jobs of lower priority (fifo, backfill)");
   app.add_option("--heartbeat-timeout", heartbeat_timeout_s,
                  "Seconds of silence before a node is lost")
       ->capture_default_str()
@@ -103,6 +106,11 @@ int main(int argc, char** argv) {
   }
   if (!queue_policy.empty()) options.scheduler.queue_policy = queue_policy;
   if (!placement_policy.empty()) options.scheduler.placement_policy = placement_policy;
+  if (priority_preemption) options.scheduler.priority_preemption = true;
+  if (auto s = tessera::Scheduler::Create(options.scheduler); !s) {
+    std::fprintf(stderr, "tesserad: %s\n", s.error().message.c_str());
+    return 2;
+  }
   options.heartbeat_timeout_ms = static_cast<tessera::Tick>(heartbeat_timeout_s * 1000);
   options.heartbeat_interval_ms = static_cast<tessera::Tick>(heartbeat_interval_s * 1000);
 

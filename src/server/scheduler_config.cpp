@@ -24,6 +24,8 @@ Result<SchedulerConfig> LoadSchedulerConfig(const std::string& path) {
       config.placement_policy = value.get<std::string>();
     } else if (key == "gangPlacement" && value.is_string()) {
       config.gang_placement = value.get<std::string>();
+    } else if (key == "priorityPreemption" && value.is_boolean()) {
+      config.priority_preemption = value.get<bool>();
     } else if (key == "lasThresholdsGpuSeconds" && value.is_array()) {
       config.queue.las_thresholds_gpu_seconds.clear();
       for (const auto& v : value) {

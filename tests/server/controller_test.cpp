@@ -40,6 +40,7 @@ class ControllerTest : public ::testing::Test {
     ControllerOptions options;
     options.heartbeat_timeout_ms = 10'000;
     options.now = [this] { return now_.load(); };
+    options.scheduler = scheduler_;
     auto c = Controller::Create(store_.get(), options);
     ASSERT_TRUE(c.has_value()) << c.error().message;
     controller_ = std::move(*c);
@@ -95,10 +96,73 @@ class ControllerTest : public ::testing::Test {
   }
 
   std::string dir_;
+  SchedulerConfig scheduler_;
   std::atomic<Tick> now_{1'000'000};
   std::unique_ptr<SqliteStore> store_;
   std::unique_ptr<Controller> controller_;
 };
+
+// With priority preemption, a job of higher priority that does not fit stops the victim gang
+// (SIGTERM via the agents, its grace period), starts on the GPUs once they are free, and the
+// victim is requeued without counting a restart, to start again as attempt 2.
+TEST_F(ControllerTest, PriorityPreemptionStopsTheVictimThenStartsThePreemptor) {
+  scheduler_.priority_preemption = true;
+  Open();
+  Register("node-0");
+  Register("node-1");
+  Submit(Gang("victim", 2, 4));
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 1);
+  std::map<std::string, std::int64_t> victim_task;
+  for (const std::string node : {"node-0", "node-1"}) {
+    auto reply = Beat(node);
+    ASSERT_EQ(reply.run.size(), 1u);
+    victim_task[node] = reply.run[0].task_id;
+    Beat(node, {Running(reply.run[0].task_id, 100)});
+  }
+  Submit(
+      "apiVersion: tessera/v1\nkind: TrainingJob\nmetadata: {name: urgent}\nspec: {priority: "
+      "100, workers: 1, gpusPerWorker: 4, gracePeriodSeconds: 7, command: [run]}\n");
+
+  // The victim is told to stop; the preemptor waits for its GPUs.
+  EXPECT_EQ(controller_->RunSchedulingCycle(), 0);
+  Json victim = Job("victim");
+  EXPECT_EQ(victim["phase"], "Restarting");
+  bool preempted = false;
+  for (const auto& e : victim["events"]) preempted |= e["type"] == "JobPreempted";
+  EXPECT_TRUE(preempted) << victim["events"].dump(2);
+  EXPECT_EQ(Job("urgent")["phase"], "Pending");
+  for (const std::string node : {"node-0", "node-1"}) {
+    auto reply = Beat(node, {Running(victim_task[node], 100)});
+    ASSERT_EQ(reply.stop.size(), 1u);
+    EXPECT_EQ(reply.stop[0].task_id, victim_task[node]);
+    EXPECT_EQ(reply.stop[0].grace_period_seconds, 30);  // the victim's own grace period
+  }
+  // While the victim stops, a second cycle preempts nobody and binds nothing.
+  EXPECT_EQ(controller_->RunSchedulingCycle(), 0);
+  // node-0's worker saved its checkpoint and exited: the preemptor starts there at once.
+  Beat("node-0", {Exited(victim_task["node-0"], 0)});
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 1);
+  Json urgent = Job("urgent");
+  EXPECT_EQ(urgent["phase"], "Running");
+  EXPECT_EQ(urgent["taskList"][0]["node"], "node-0");
+  // node-1's worker exits too: the victim is requeued, not failed, and not a restart.
+  Beat("node-1", {Exited(victim_task["node-1"], 0)});
+  victim = Job("victim");
+  EXPECT_EQ(victim["phase"], "Pending");
+  EXPECT_EQ(victim["restarts"], 0);
+  // It waits for the preemptor (8 GPUs needed, 4 free) and preempts nothing of higher priority.
+  EXPECT_EQ(controller_->RunSchedulingCycle(), 0);
+  EXPECT_EQ(Job("urgent")["phase"], "Running");
+  const auto urgent_task = urgent["taskList"][0]["id"].get<std::int64_t>();
+  Beat("node-0", {Running(urgent_task, 200)});
+  Beat("node-0", {Exited(urgent_task, 0)});
+  EXPECT_EQ(Job("urgent")["phase"], "Succeeded");
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 1);
+  victim = Job("victim");
+  EXPECT_EQ(victim["phase"], "Running");
+  EXPECT_EQ(victim["attempt"], 2);
+  EXPECT_EQ(victim["restarts"], 0);
+}
 
 TEST_F(ControllerTest, AGangRunsToSuccess) {
   Register("node-0");
