@@ -33,6 +33,7 @@ class LiveCluster {
     std::string gpus = "4xH100";
     double heartbeat_timeout_s = 2;
     double heartbeat_interval_s = 0.25;
+    std::vector<std::string> controller_args;  // more tesserad flags, e.g. --priority-preemption
   };
 
   explicit LiveCluster(Options options) : options_(std::move(options)), dir_("tessera-live") {
@@ -52,11 +53,19 @@ class LiveCluster {
   void StartController() {
     const std::string endpoint = dir() + "/endpoint";
     std::filesystem::remove(endpoint);
-    controller_ = Spawn({BinDir() + "/tesserad", "--state", dir(), "--port", std::to_string(port_),
-                         "--endpoint-file", endpoint, "--heartbeat-timeout",
-                         std::to_string(options_.heartbeat_timeout_s), "--heartbeat-interval",
-                         std::to_string(options_.heartbeat_interval_s)},
-                        dir() + "/tesserad.log");
+    std::vector<std::string> argv = {BinDir() + "/tesserad",
+                                     "--state",
+                                     dir(),
+                                     "--port",
+                                     std::to_string(port_),
+                                     "--endpoint-file",
+                                     endpoint,
+                                     "--heartbeat-timeout",
+                                     std::to_string(options_.heartbeat_timeout_s),
+                                     "--heartbeat-interval",
+                                     std::to_string(options_.heartbeat_interval_s)};
+    argv.insert(argv.end(), options_.controller_args.begin(), options_.controller_args.end());
+    controller_ = Spawn(argv, dir() + "/tesserad.log");
     WaitFor([&] { return std::filesystem::exists(endpoint); }, 20);
     std::ifstream in(endpoint);
     std::getline(in, url_);
