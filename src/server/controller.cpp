@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <random>
 
 #include "sched/placement/task_placer.h"
 #include "spec/document.h"
@@ -36,10 +37,16 @@ std::string GpuList(const std::vector<int>& gpus) {
 
 // A port for the gang's rendezvous (MASTER_PORT), below the Linux ephemeral range, spread by
 // job and attempt so that concurrent gangs on one host rarely meet.
-int MasterPortFor(std::int64_t job_id, int attempt) {
-  const auto h =
-      static_cast<std::uint64_t>(job_id) * 7919u + static_cast<std::uint64_t>(attempt) * 104729u;
-  return 20000 + static_cast<int>(h % 12000u);
+// Rendezvous ports are in 20000..31999, below Linux's ephemeral range (32768..60999).
+constexpr int kFirstMasterPort = 20000, kMasterPorts = 12000;
+
+// The rendezvous port of one attempt of a job: spread by job and attempt, and by a salt drawn
+// per controller start, so that two clusters on one machine (tests, several `tessera up`) do
+// not hand their jobs the same ports. A task keeps the port it was given (it is stored).
+int MasterPortFor(std::int64_t job_id, int attempt, std::uint64_t salt) {
+  const auto h = static_cast<std::uint64_t>(job_id) * 7919u +
+                 static_cast<std::uint64_t>(attempt) * 104729u + salt;
+  return kFirstMasterPort + static_cast<int>(h % kMasterPorts);
 }
 
 std::string GpusText(double gpus) {
@@ -71,6 +78,7 @@ struct Controller::Pending {
 Controller::Controller(Store* store, ControllerOptions options)
     : store_(store), options_(std::move(options)) {
   if (!options_.now) options_.now = WallClockMs;
+  port_salt_ = std::random_device{}();
 }
 
 Controller::~Controller() { Stop(); }
@@ -925,10 +933,14 @@ int Controller::RunSchedulingCycle() {
   ClusterState state(cluster);
   // Running units' placements, in rank order, by unit.
   std::map<std::pair<std::int64_t, int>, Placement> placements;
+  // Rendezvous endpoints of live gangs: a new gang whose rank 0 shares a node with one of
+  // them gets another port.
+  std::set<std::pair<std::string, int>> ports_in_use;
   for (const auto& [name, ids] : live_by_node_) {
     auto nid = node_ids.find(name);
     for (auto id : ids) {
       const TaskRecord& t = tasks_.at(id);
+      ports_in_use.insert({t.master_addr, t.master_port});
       if (nid == node_ids.end()) continue;
       TaskPlacement tp;
       tp.node = nid->second;
@@ -1060,7 +1072,10 @@ int Controller::RunSchedulingCycle() {
       if (unit.first_started_ms == 0) unit.first_started_ms = now;
       unit.message = "";
       const std::string master = node_of[d.placement[0].node.value]->rec.address;
-      const int port = MasterPortFor(job_id, unit.attempt);
+      int port = MasterPortFor(job_id, unit.attempt, port_salt_);
+      for (int tries = 0; ports_in_use.contains({master, port}) && tries < kMasterPorts; ++tries)
+        port = kFirstMasterPort + (port - kFirstMasterPort + 1) % kMasterPorts;
+      ports_in_use.insert({master, port});
       std::string where;
       for (std::size_t i = 0; i < d.placement.size(); ++i) {
         const TaskPlacement& tp = d.placement[i];

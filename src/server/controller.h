@@ -206,6 +206,7 @@ class Controller {
   std::int64_t next_task_id_ = 1;
   std::int64_t last_seq_ = 0;
   std::uint64_t cycles_ = 0;
+  std::uint64_t port_salt_ = 0;  // spreads rendezvous ports per controller start
 
   // Figures for GET /v1/status and the benchmark.
   Tick started_ms_ = 0;

@@ -5,6 +5,8 @@
 // are read with `tessera logs`, as a user reads them.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <regex>
@@ -133,6 +135,8 @@ TEST_F(PytorchDdpTest, NormalRunLossGoesDownAndEveryRankLogs) {
     for (int s = 1; s <= 5; ++s) first += losses.at(s) / 5;
     for (int s = 36; s <= 40; ++s) last += losses.at(s) / 5;
     EXPECT_LT(last, 0.8 * first) << log;
+    std::printf("figures: rank %d loss %.3f -> %.3f (mean of steps 1-5 and 36-40)\n", rank, first,
+                last);
   }
   // Rank 0 wrote the checkpoints; the last one is the final step.
   EXPECT_TRUE(std::filesystem::exists(ckpt_.path() + "/ddp-normal/checkpoint.pt"));
@@ -153,8 +157,10 @@ TEST_F(PytorchDdpTest, NodeLossResumesFromLastCheckpointOnSpareNode) {
 
   // Kill the agent of rank 0 (the master and checkpoint writer) and its task processes, as a
   // node that loses power would.
+  const Json running = c.Job("default", "ddp-nodeloss");
+  ASSERT_EQ(running["attempt"], 1) << running.dump(2) << Logs(c, "ddp-nodeloss", 0, 1);
   std::string node0;
-  for (const auto& t : c.TaskList("default", "ddp-nodeloss")) {
+  for (const auto& t : running["taskList"]) {
     if (t["rank"] == 0) node0 = t["node"];
   }
   const int victim = node0.back() - '0';
@@ -165,6 +171,9 @@ TEST_F(PytorchDdpTest, NodeLossResumesFromLastCheckpointOnSpareNode) {
     if (doc.is_object() && doc.value("pgid", 0) > 0) groups.push_back(doc["pgid"].get<pid_t>());
   }
   ASSERT_FALSE(groups.empty());
+  const auto killed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
   c.KillAgent(victim);
   for (pid_t g : groups) ::kill(-g, SIGKILL);
 
@@ -182,6 +191,16 @@ TEST_F(PytorchDdpTest, NodeLossResumesFromLastCheckpointOnSpareNode) {
   const std::string before = Logs(c, "ddp-nodeloss", 1, 1);
   const int reached = LastStep(before);
   ASSERT_GE(reached, 25) << before;
+  std::int64_t restarted_ms = 0;
+  for (const auto& t : job["taskList"]) {
+    if (t["attempt"] == 2)
+      restarted_ms = std::max(restarted_ms, t["startedMs"].get<std::int64_t>());
+  }
+  std::printf(
+      "figures: node lost after step %d; attempt 2 started %lld ms after the kill "
+      "(heartbeat timeout 2 s); resumed from step %d\n",
+      reached, static_cast<long long>(restarted_ms - killed_ms),
+      NumberAfter(Logs(c, "ddp-nodeloss", 0, 2), "resumed from step "));
   for (int rank = 0; rank < 2; ++rank) {
     const std::string after = Logs(c, "ddp-nodeloss", rank, 2);
     const int resumed = NumberAfter(after, "resumed from step ");
@@ -241,6 +260,12 @@ TEST_F(PytorchDdpTest, PreemptedJobCheckpointsOnSigtermAndResumesFromThatStep) {
             std::string::npos)
       << first;
   EXPECT_EQ(LastStep(first), saved) << first;
+  std::printf(
+      "figures: preemptor started %lld ms after its submission (victim's SIGTERM "
+      "checkpoint at step %d included)\n",
+      static_cast<long long>(urgent_task["startedMs"].get<std::int64_t>() -
+                             c.Job("default", "urgent")["submitTimeMs"].get<std::int64_t>()),
+      saved);
   for (int rank = 0; rank < 2; ++rank) {
     const std::string again = Logs(c, "ddp-victim", rank, 2);
     EXPECT_EQ(NumberAfter(again, "resumed from step "), saved) << again;
