@@ -18,7 +18,10 @@ echo
 state=.state/quickstart
 ./build/tessera down --state "$state" >/dev/null 2>&1 || true
 ./build/tessera up --state "$state" --agents 2 --gpus 4xH100
-for f in examples/*.yaml; do ./build/tessera submit --state "$state" -f "$f"; done
+# pytorch-ddp.yaml names the directory holding examples/ as /srv/tessera: here it is this one.
+for f in examples/*.yaml; do
+  sed "s|/srv/tessera|$PWD|" "$f" | ./build/tessera submit --state "$state" -f -
+done
 sleep 2
 ./build/tessera get jobs --state "$state"
 cat <<MSG
@@ -28,5 +31,6 @@ The cluster keeps running. Try:
   ./build/tessera get jobs            ./build/tessera get nodes
   ./build/tessera describe job demo-train
   ./build/tessera logs demo-train --rank 1
+  ./build/tessera logs ddp-tiny-lm --rank 0 -f   # real PyTorch DDP, after demo-train
   ./build/tessera down                # stops the controller and agents
 MSG

@@ -131,7 +131,7 @@ TEST(JobSpecTest, EveryKindParses) {
 TEST(JobSpecTest, ExamplesDirectoryParses) {
   for (const char* file :
        {"examples/training-job.yaml", "examples/batch-job.yaml", "examples/inference-service.yaml",
-        "examples/dev-session.yaml", "examples/rl-job.yaml"}) {
+        "examples/dev-session.yaml", "examples/rl-job.yaml", "examples/pytorch-ddp.yaml"}) {
     std::ifstream in(file);
     ASSERT_TRUE(in.good()) << file;
     std::stringstream ss;
