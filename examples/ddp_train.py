@@ -54,6 +54,9 @@ def parse_args():
     p.add_argument("--min-step-seconds", type=float, default=0.0,
                    help="pace: make each step last at least this long (demos and tests)")
     p.add_argument("--log-every", type=int, default=1)
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="cpu: gloo on CPU (anywhere); cuda: NCCL on GPU LOCAL_RANK of the "
+                        "GPUs Tessera made visible (CUDA_VISIBLE_DEVICES)")
     return p.parse_args()
 
 
@@ -165,7 +168,19 @@ def main():
                 f"TESSERA_ATTEMPT={attempt} TESSERA_CHECKPOINT_DIR={ckpt_dir}")
 
     t0 = time.monotonic()
-    dist.init_process_group("gloo", init_method="env://", rank=rank, world_size=world)
+    if args.device == "cuda":
+        if not torch.cuda.is_available():
+            log(prefix, "--device cuda: no GPU visible (CUDA_VISIBLE_DEVICES="
+                        f"{os.environ.get('CUDA_VISIBLE_DEVICES', '')!r})")
+            return 2
+        # One process per GPU: this rank's GPU is LOCAL_RANK among the visible ones.
+        device = torch.device("cuda", local_rank % torch.cuda.device_count())
+        torch.cuda.set_device(device)
+        log(prefix, f"device {device}: {torch.cuda.get_device_name(device)}")
+    else:
+        device = torch.device("cpu")
+    backend = "nccl" if device.type == "cuda" else "gloo"
+    dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world)
     log(prefix, f"rendezvous done: {world} ranks in {time.monotonic() - t0:.2f} s")
 
     text = make_corpus(args.seed)
@@ -175,7 +190,7 @@ def main():
 
     torch.manual_seed(args.seed)  # identical initial weights on every rank
     random.seed(args.seed)
-    model = TinyLM(len(vocab), args.d_model, args.layers, args.heads, args.seq_len)
+    model = TinyLM(len(vocab), args.d_model, args.layers, args.heads, args.seq_len).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
 
     step = 0
@@ -193,7 +208,7 @@ def main():
             log(prefix, f"resumed from step {step}")
         else:
             log(prefix, "no checkpoint: starting at step 0")
-    ddp = DDP(model)
+    ddp = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
     log(prefix, f"model: {sum(p.numel() for p in model.parameters())} parameters, "
                 f"vocab {len(vocab)}, {args.layers} layers, d={args.d_model}")
 
@@ -206,6 +221,7 @@ def main():
     while step < args.steps:
         started = time.monotonic()
         x, y = batch_for(data, step, rank, args.batch_size, args.seq_len, args.seed)
+        x, y = x.to(device), y.to(device)
         logits = ddp(x)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
         optimizer.zero_grad(set_to_none=True)
@@ -217,7 +233,7 @@ def main():
         pace = args.min_step_seconds - (time.monotonic() - started)
         if pace > 0:
             time.sleep(pace)
-        flags = torch.tensor([loss.item(), 1.0 if stop["signal"] else 0.0])
+        flags = torch.tensor([loss.item(), 1.0 if stop["signal"] else 0.0], device=device)
         dist.all_reduce(flags)
         mean_loss = flags[0].item() / world
         losses.append(round(mean_loss, 4))
