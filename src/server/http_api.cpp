@@ -268,6 +268,17 @@ void ApiServer::Routes() {
     if (!reply) return SendError(res, reply.error());
     SendJson(res, 200, ToJson(*reply));
   });
+  h.Post("/v1/agents/heartbeat", [&c](const httplib::Request& req, httplib::Response& res) {
+    auto wait = IntParam(req, res, "waitMs", 0, 0, 30000);
+    if (!wait) return;
+    auto doc = ParseJson(req.body);
+    if (!doc) return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
+    auto hb = NodesHeartbeatRequestFromJson(*doc);
+    if (!hb) return SendError(res, Error::Code::kInvalidArgument, hb.error().message);
+    auto reply = c.HeartbeatNodes(*hb, *wait);
+    if (!reply) return SendError(res, reply.error());
+    SendJson(res, 200, ToJson(*reply));
+  });
   h.Post(R"(/v1/agents/([a-z0-9-]+)/heartbeat)",
          [&c](const httplib::Request& req, httplib::Response& res) {
            auto wait = IntParam(req, res, "waitMs", 0, 0, 30000);
