@@ -353,46 +353,76 @@ bool Agent::Register(ServedNode& node) {
 
 // --- Launching and stopping ---
 
-void Agent::Launch(const std::string& node, const TaskLaunch& launch) {
-  LocalTask t;
-  t.node = node;
-  t.launch = launch;
-  const GpuInventory* inventory = &inventory_;
-  for (const auto& n : nodes_) {
-    if (n.name == node) inventory = &n.inventory;
-  }
-  // Defence in depth: never start a task on a GPU a running task here already fills.
-  std::map<int, std::int32_t> used;
+void Agent::LaunchLocked(const std::vector<std::pair<std::string, TaskLaunch>>& launches) {
+  // Defence in depth, in order: never start a task on a GPU a running task (or one started
+  // earlier in this batch) already fills.
+  std::map<std::pair<std::string, int>, std::int32_t> used;
   for (const auto& [id, other] : tasks_) {
-    if (other.state != ReportedState::kRunning || other.node != node) continue;
-    for (int g : other.launch.gpus) used[g] += other.launch.gpu_milli;
+    if (other.state != ReportedState::kRunning) continue;
+    for (int g : other.launch.gpus) used[{other.node, g}] += other.launch.gpu_milli;
   }
-  std::string conflict;
-  for (int g : launch.gpus) {
-    if (g < 0 || g >= static_cast<int>(inventory->gpus.size())) {
-      conflict = "GPU " + std::to_string(g) + " does not exist on this node";
-    } else if (used[g] + launch.gpu_milli > 1000) {
-      conflict = "GPU " + std::to_string(g) + " is already in use by another task";
+  std::map<std::string, const GpuInventory*> inventories;
+  for (const auto& n : nodes_) inventories[n.name] = &n.inventory;
+  std::vector<std::string> conflicts(launches.size());
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    const auto& [node, launch] = launches[i];
+    auto inv = inventories.find(node);
+    const std::size_t gpus = inv == inventories.end() ? 0 : inv->second->gpus.size();
+    for (int g : launch.gpus) {
+      if (g < 0 || static_cast<std::size_t>(g) >= gpus) {
+        conflicts[i] = "GPU " + std::to_string(g) + " does not exist on node " + node;
+      } else if (used[{node, g}] + launch.gpu_milli > 1000) {
+        conflicts[i] = "GPU " + std::to_string(g) + " is already in use by another task";
+      }
+    }
+    if (conflicts[i].empty()) {
+      for (int g : launch.gpus) used[{node, g}] += launch.gpu_milli;
     }
   }
-  LaunchSettings settings = settings_;
-  settings.node = node;
-  auto launched = conflict.empty() ? LaunchTask(launch, settings)
-                                   : Result<LaunchedTask>(FailedPrecondition(conflict));
-  if (!launched) {
-    t.state = ReportedState::kFailedToStart;
-    t.exit_code = 127;
-    t.message = launched.error().message;
-    t.finished_ms = NowMs();
-    t.proc.started_ms = t.finished_ms;
-    Log(node, "task " + std::to_string(launch.task_id) + " failed to start: " + t.message);
-  } else {
-    t.proc = std::move(*launched);
-    t.alive.insert(t.proc.pids.begin(), t.proc.pids.end());
+  // fork/exec in parallel: each launch waits until its exec has succeeded, and on a loaded
+  // machine that wait (the child being scheduled) dominates, so a serial loop paid it once per
+  // task (1,000 tasks: about 25 s on a busy 2-core VM). The lock stays held, so the monitor
+  // cannot reap a child before its task is recorded.
+  std::vector<std::optional<Result<LaunchedTask>>> results(launches.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < launches.size(); i = next++) {
+      if (!conflicts[i].empty()) {
+        results[i] = Result<LaunchedTask>(FailedPrecondition(conflicts[i]));
+        continue;
+      }
+      LaunchSettings settings = settings_;
+      settings.node = launches[i].first;
+      results[i] = LaunchTask(launches[i].second, settings);
+    }
+  };
+  const std::size_t threads = std::min<std::size_t>(kLaunchThreads, launches.size());
+  std::vector<std::thread> pool;
+  for (std::size_t k = 1; k < threads; ++k) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    const auto& [node, launch] = launches[i];
+    LocalTask t;
+    t.node = node;
+    t.launch = launch;
+    auto& launched = *results[i];
+    if (!launched) {
+      t.state = ReportedState::kFailedToStart;
+      t.exit_code = 127;
+      t.message = launched.error().message;
+      t.finished_ms = NowMs();
+      t.proc.started_ms = t.finished_ms;
+      Log(node, "task " + std::to_string(launch.task_id) + " failed to start: " + t.message);
+    } else {
+      t.proc = std::move(*launched);
+      t.alive.insert(t.proc.pids.begin(), t.proc.pids.end());
+    }
+    Persist(launch.task_id, t);
+    tasks_.emplace(launch.task_id, std::move(t));
   }
-  Persist(launch.task_id, t);
-  tasks_.emplace(launch.task_id, std::move(t));
-  dirty_ = true;
+  if (!launches.empty()) dirty_ = true;
 }
 
 void Agent::StopLocked(LocalTask& t, int grace_seconds, const std::string& why) {
@@ -403,25 +433,31 @@ void Agent::StopLocked(LocalTask& t, int grace_seconds, const std::string& why) 
   if (t.proc.pgid > 0) ::kill(-t.proc.pgid, SIGTERM);
 }
 
-void Agent::Apply(const std::string& node, const HeartbeatReply& reply) {
+void Agent::Apply(const std::map<std::string, HeartbeatReply>& replies) {
   std::lock_guard lock(mu_);
-  for (const auto& launch : reply.run) {
-    if (tasks_.contains(launch.task_id)) continue;
-    if (stop_) break;
-    Launch(node, launch);
+  std::vector<std::pair<std::string, TaskLaunch>> launches;
+  std::set<std::int64_t> seen;
+  for (const auto& [node, reply] : replies) {
+    for (const auto& launch : reply.run) {
+      if (tasks_.contains(launch.task_id) || !seen.insert(launch.task_id).second) continue;
+      launches.emplace_back(node, launch);
+    }
   }
-  for (const auto& s : reply.stop) {
-    auto it = tasks_.find(s.task_id);
-    if (it != tasks_.end() && it->second.node == node)
-      StopLocked(it->second, s.grace_period_seconds, "stopped by the controller");
-  }
-  for (auto id : reply.forget) {
-    auto it = tasks_.find(id);
-    if (it == tasks_.end() || it->second.node != node ||
-        it->second.state == ReportedState::kRunning)
-      continue;
-    tasks_.erase(it);
-    Unpersist(id);
+  if (!stop_) LaunchLocked(launches);
+  for (const auto& [node, reply] : replies) {
+    for (const auto& s : reply.stop) {
+      auto it = tasks_.find(s.task_id);
+      if (it != tasks_.end() && it->second.node == node)
+        StopLocked(it->second, s.grace_period_seconds, "stopped by the controller");
+    }
+    for (auto id : reply.forget) {
+      auto it = tasks_.find(id);
+      if (it == tasks_.end() || it->second.node != node ||
+          it->second.state == ReportedState::kRunning)
+        continue;
+      tasks_.erase(it);
+      Unpersist(id);
+    }
   }
 }
 
@@ -490,6 +526,13 @@ void Agent::MonitorLoop() {
       }
     }
     // Report exits at once; the next heartbeat repeats them until they are acknowledged.
+    if (options_.simulate_nodes > 0 && finished.size() > 1) {
+      // Many exits at once (a burst ending): one request, one commit.
+      NodesHeartbeatRequest batch;
+      for (const auto& [node, r] : finished) batch.nodes[node].tasks.push_back(r);
+      client.Post("/v1/agents/status", DumpJson(ToJson(batch)), "application/json");
+      finished.clear();
+    }
     for (const auto& [node, r] : finished) {
       const std::string path =
           "/v1/agents/" + node + "/tasks/" + std::to_string(r.task_id) + "/status";
@@ -573,7 +616,7 @@ void Agent::HeartbeatOneNode() {
       Complain("bad heartbeat reply: " + reply.error().message);
       continue;
     }
-    Apply(node.name, *reply);
+    Apply({{node.name, std::move(*reply)}});
   }
 }
 
@@ -628,7 +671,7 @@ void Agent::HeartbeatManyNodes() {
         node.registered = false;  // the controller lost it (e.g. a fresh store): register again
       }
     }
-    for (const auto& [name, r] : reply->nodes) Apply(name, r);
+    Apply(reply->nodes);
   }
 }
 

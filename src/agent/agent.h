@@ -93,8 +93,10 @@ class Agent {
   bool Register(ServedNode& node);
   HeartbeatRequest BuildRequest(const std::string& node);
   NodesHeartbeatRequest BuildNodesRequest();
-  void Apply(const std::string& node, const HeartbeatReply& reply);
-  void Launch(const std::string& node, const TaskLaunch& launch);
+  // Applies the controller's answers, node by node; new tasks are launched together.
+  void Apply(const std::map<std::string, HeartbeatReply>& replies);
+  void LaunchLocked(const std::vector<std::pair<std::string, TaskLaunch>>& launches);
+  static constexpr std::size_t kLaunchThreads = 16;
   // The heartbeat loop of a single node (its own long poll) and of many (one batched poll).
   void HeartbeatOneNode();
   void HeartbeatManyNodes();

@@ -877,6 +877,24 @@ ApiResult<Json> Controller::ReportTask(const std::string& node, const TaskReport
   return TaskJsonLocked(tasks_.at(report.task_id));
 }
 
+ApiResult<Json> Controller::ReportTasks(const NodesHeartbeatRequest& reports) {
+  std::lock_guard lock(mu_);
+  Pending p;
+  std::size_t recorded = 0;
+  for (const auto& [node, req] : reports.nodes) {
+    auto nit = nodes_.find(node);
+    if (nit == nodes_.end()) continue;
+    nit->second.last_seen = Now();
+    for (const auto& r : req.tasks) {
+      OnReportLocked(nit->second, r, p);  // ignores tasks that are not this node's
+      ++recorded;
+    }
+  }
+  // One commit for every exit of the batch.
+  if (auto s = CommitLocked(p); !s) return std::unexpected(ApiErr(s.error()));
+  return Json{{"reports", recorded}};
+}
+
 TaskLaunch Controller::LaunchOfLocked(const TaskRecord& t) const {
   const JobState& job = jobs_.at(t.job_id);
   const JobSpec& spec = job.spec;

@@ -110,6 +110,9 @@ class Controller {
   // long poll that ends when any of them has news.
   ApiResult<NodesHeartbeatReply> HeartbeatNodes(const NodesHeartbeatRequest& req, Tick wait_ms);
   ApiResult<nlohmann::json> ReportTask(const std::string& node, const TaskReport& report);
+  // Several task reports (exits) of the nodes one agent emulates, recorded in one commit; not
+  // a full view: tasks it does not mention are left as they are.
+  ApiResult<nlohmann::json> ReportTasks(const NodesHeartbeatRequest& reports);
 
   // --- Loops, exposed for tests. ---
   // One scheduling cycle; returns the number of units bound.

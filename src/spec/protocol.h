@@ -6,6 +6,8 @@
 //   POST /v1/agents/{node}/heartbeat  HeartbeatRequest        -> HeartbeatReply
 //   POST /v1/agents/heartbeat         NodesHeartbeatRequest   -> NodesHeartbeatReply
 //     (one exchange for every node an agent emulates: tessera-agent --simulate-nodes N)
+//   POST /v1/agents/status            NodesHeartbeatRequest   -> {"reports": N}
+//     (several exits at once; only the tasks it names, not a full view)
 //
 // Parsing functions never throw; malformed input is an InvalidArgument naming the field.
 #pragma once
