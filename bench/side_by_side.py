@@ -151,6 +151,17 @@ class Tessera:
                     p.wait()
         self.procs = []
 
+    def cpu_seconds(self):
+        """CPU time (user + system) of tesserad and the agent so far."""
+        total = 0
+        for p in self.procs:
+            try:
+                fields = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+            except (OSError, IndexError, ValueError):
+                pass
+        return total / os.sysconf("SC_CLK_TCK")
+
     def rss_mib(self):
         total = 0
         for p in self.procs:
@@ -270,6 +281,11 @@ def marker_command(marker_dir, name):
 def burst_tessera(args, nodes, jobs):
     c = Tessera(args.bin_dir, args.workdir, nodes)
     try:
+        # What keeping `nodes` nodes alive costs: the control plane's CPU over 10 idle seconds
+        # (every node heartbeats once a second).
+        cpu0, w0 = c.cpu_seconds(), time.time()
+        time.sleep(10)
+        idle_cpu = (c.cpu_seconds() - cpu0) / (time.time() - w0)
         markers = tempfile.mkdtemp(prefix="markers-", dir=args.workdir)
         # The blocker fills every GPU; the burst queues behind it and is released by its cancel.
         c.submit(tessera_spec("blocker", nodes * 8, "exec sleep 100000"))
@@ -293,7 +309,7 @@ def burst_tessera(args, nodes, jobs):
             bound.append(min(t["createdMs"] for t in d["taskList"]) / 1000.0)
         res = {"bound_s": max(bound) - t0, "running_s": max(running.values()) - t0,
                "first_running_s": min(running.values()) - t0, "start_seconds": c.start_seconds,
-               "rss_mib": rss_before}
+               "rss_mib": rss_before, "idle_cpu_fraction": idle_cpu}
         log(f"tessera burst {jobs} on {nodes}x8: bound {res['bound_s']:.2f} s, "
             f"running {res['running_s']:.2f} s")
         return res
@@ -530,6 +546,9 @@ def render(results):
                          f"{ratio(t['first_running_s'], sl['first_running_s'])} | |")
             lines.append(f"| {c} | | cluster start, s | {fmt_s(t['start_seconds'])} | "
                          f"{fmt_s(sl['start_seconds'])} | {ratio(t['start_seconds'], sl['start_seconds'])} | |")
+            if "idle_cpu_fraction" in t:
+                lines.append(f"| {c} | | Tessera control plane CPU when idle (heartbeats) | "
+                             f"{100 * t['idle_cpu_fraction']:.1f}% of a core | | | |")
             lines.append(f"| {c} | | daemons' memory, MiB | {t['rss_mib']:.0f} | "
                          f"{sl['rss_mib']:.0f} | {ratio(t['rss_mib'], sl['rss_mib'])} | |")
         lines.append("")
