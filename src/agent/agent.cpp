@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
@@ -75,6 +76,11 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
   }
   std::unique_ptr<Agent> agent(new Agent(std::move(options)));
   AgentOptions& o = agent->options_;
+  if (o.simulate_nodes < 0 || o.simulate_nodes > 100000) {
+    return InvalidArgument("--simulate-nodes: must be 0..100000, got " +
+                           std::to_string(o.simulate_nodes));
+  }
+  if (o.simulate_nodes > 0 && !o.simulate_gpus) o.simulate_gpus = "8xH100";
   if (o.simulate_gpus) {
     auto inv = SimulatedGpus(*o.simulate_gpus, o.node);
     if (!inv) return std::unexpected(inv.error());
@@ -83,6 +89,18 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
     agent->inventory_ = std::move(*inv);
   } else {
     agent->inventory_.source = "none (" + inv.error().message + "; use --simulate-gpus 8xH100)";
+  }
+  if (o.simulate_nodes == 0) {
+    agent->nodes_.push_back({o.node, agent->inventory_, false});
+  } else {
+    for (int i = 0; i < o.simulate_nodes; ++i) {
+      char suffix[16];
+      std::snprintf(suffix, sizeof suffix, "-%04d", i);
+      const std::string name = o.node + suffix;
+      auto inv = SimulatedGpus(*o.simulate_gpus, name);
+      if (!inv) return std::unexpected(inv.error());
+      agent->nodes_.push_back({name, std::move(*inv), false});
+    }
   }
   if (o.run_as) {
     auto user = ResolveRunAs(*o.run_as);
@@ -174,7 +192,8 @@ void Agent::StartLogServer() {
 // --- Task records on disk ---
 
 void Agent::Persist(std::int64_t id, const LocalTask& t) const {
-  Json j = {{"launch", ToJson(t.launch)},
+  Json j = {{"node", t.node},
+            {"launch", ToJson(t.launch)},
             {"pgid", t.proc.pgid},
             {"pids", t.proc.pids},
             {"leaderStart", t.proc.pgid > 0 ? ProcessStartTime(t.proc.pgid) : 0},
@@ -220,6 +239,7 @@ void Agent::RecoverLeftovers() {
     t.launch = *launch;
     unsigned long long recorded = 0;
     try {
+      t.node = doc->value("node", options_.node);
       t.proc.pgid = doc->value("pgid", 0);
       t.proc.started_ms = doc->value("startedMs", Tick{0});
       t.proc.cgroup = doc->value("cgroup", std::string());
@@ -247,7 +267,7 @@ void Agent::RecoverLeftovers() {
       t.signal = SIGKILL;
       t.finished_ms = NowMs();
       t.message = "the agent restarted; the task's processes were ended";
-      Log(options_.node, "task " + std::to_string(t.launch.task_id) + ": " + t.message);
+      Log(t.node, "task " + std::to_string(t.launch.task_id) + ": " + t.message);
     }
     const auto id = t.launch.task_id;
     Persist(id, t);
@@ -270,20 +290,36 @@ TaskReport Agent::ReportOf(const std::int64_t id, const LocalTask& t) const {
   return r;
 }
 
-HeartbeatRequest Agent::BuildRequest() {
+HeartbeatRequest Agent::BuildRequest(const std::string& node) {
   std::lock_guard lock(mu_);
   HeartbeatRequest req;
-  for (const auto& [id, t] : tasks_) req.tasks.push_back(ReportOf(id, t));
+  for (const auto& [id, t] : tasks_) {
+    if (t.node == node) req.tasks.push_back(ReportOf(id, t));
+  }
   return req;
 }
 
-bool Agent::Register() {
+NodesHeartbeatRequest Agent::BuildNodesRequest() {
+  std::lock_guard lock(mu_);
+  NodesHeartbeatRequest req;
+  for (const auto& n : nodes_) {
+    if (n.registered) req.nodes[n.name];
+  }
+  for (const auto& [id, t] : tasks_) {
+    if (auto it = req.nodes.find(t.node); it != req.nodes.end()) {
+      it->second.tasks.push_back(ReportOf(id, t));
+    }
+  }
+  return req;
+}
+
+bool Agent::Register(ServedNode& node) {
   NodeRegistration reg;
-  reg.node = options_.node;
+  reg.node = node.name;
   reg.address = options_.address;
   reg.agent_url = agent_url_;
-  reg.simulated = inventory_.simulated;
-  reg.gpus = inventory_.gpus;
+  reg.simulated = node.inventory.simulated;
+  reg.gpus = node.inventory.gpus;
   reg.cpu_milli = options_.cpu_milli;
   reg.memory_mib = options_.memory_mib;
   reg.version = "0.1.0";
@@ -294,7 +330,7 @@ bool Agent::Register() {
   auto res = client.Post("/v1/agents/register", DumpJson(ToJson(reg)), "application/json");
   if (!res) return false;
   if (res->status != 200) {
-    Log(options_.node, "registration refused (" + std::to_string(res->status) + "): " + res->body);
+    Log(node.name, "registration refused (" + std::to_string(res->status) + "): " + res->body);
     return false;
   }
   auto doc = ParseJson(res->body);
@@ -303,48 +339,90 @@ bool Agent::Register() {
       heartbeat_interval_ms_ = std::clamp<Tick>(reply->heartbeat_interval_ms, 50, 60000);
     }
   }
-  Log(options_.node,
-      "registered with " + options_.server_url + ": " + std::to_string(inventory_.gpus.size()) +
-          " GPU(s), " + inventory_.source +
-          (cgroups_.enabled() ? ", cgroups on" : ", cgroups off (" + cgroups_.reason() + ")"));
+  node.registered = true;
+  // One line per agent process, not one per emulated node.
+  if (&node == &nodes_.front()) {
+    Log(node.name,
+        "registered with " + options_.server_url + ": " +
+            std::to_string(node.inventory.gpus.size()) + " GPU(s), " + node.inventory.source +
+            (nodes_.size() > 1 ? " (" + std::to_string(nodes_.size()) + " emulated nodes)" : "") +
+            (cgroups_.enabled() ? ", cgroups on" : ", cgroups off (" + cgroups_.reason() + ")"));
+  }
   return true;
 }
 
 // --- Launching and stopping ---
 
-void Agent::Launch(const TaskLaunch& launch) {
-  LocalTask t;
-  t.launch = launch;
-  // Defence in depth: never start a task on a GPU a running task here already fills.
-  std::map<int, std::int32_t> used;
+void Agent::LaunchLocked(const std::vector<std::pair<std::string, TaskLaunch>>& launches) {
+  // Defence in depth, in order: never start a task on a GPU a running task (or one started
+  // earlier in this batch) already fills.
+  std::map<std::pair<std::string, int>, std::int32_t> used;
   for (const auto& [id, other] : tasks_) {
     if (other.state != ReportedState::kRunning) continue;
-    for (int g : other.launch.gpus) used[g] += other.launch.gpu_milli;
+    for (int g : other.launch.gpus) used[{other.node, g}] += other.launch.gpu_milli;
   }
-  std::string conflict;
-  for (int g : launch.gpus) {
-    if (g < 0 || g >= static_cast<int>(inventory_.gpus.size())) {
-      conflict = "GPU " + std::to_string(g) + " does not exist on this node";
-    } else if (used[g] + launch.gpu_milli > 1000) {
-      conflict = "GPU " + std::to_string(g) + " is already in use by another task";
+  std::map<std::string, const GpuInventory*> inventories;
+  for (const auto& n : nodes_) inventories[n.name] = &n.inventory;
+  std::vector<std::string> conflicts(launches.size());
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    const auto& [node, launch] = launches[i];
+    auto inv = inventories.find(node);
+    const std::size_t gpus = inv == inventories.end() ? 0 : inv->second->gpus.size();
+    for (int g : launch.gpus) {
+      if (g < 0 || static_cast<std::size_t>(g) >= gpus) {
+        conflicts[i] = "GPU " + std::to_string(g) + " does not exist on node " + node;
+      } else if (used[{node, g}] + launch.gpu_milli > 1000) {
+        conflicts[i] = "GPU " + std::to_string(g) + " is already in use by another task";
+      }
+    }
+    if (conflicts[i].empty()) {
+      for (int g : launch.gpus) used[{node, g}] += launch.gpu_milli;
     }
   }
-  auto launched = conflict.empty() ? LaunchTask(launch, settings_)
-                                   : Result<LaunchedTask>(FailedPrecondition(conflict));
-  if (!launched) {
-    t.state = ReportedState::kFailedToStart;
-    t.exit_code = 127;
-    t.message = launched.error().message;
-    t.finished_ms = NowMs();
-    t.proc.started_ms = t.finished_ms;
-    Log(options_.node, "task " + std::to_string(launch.task_id) + " failed to start: " + t.message);
-  } else {
-    t.proc = std::move(*launched);
-    t.alive.insert(t.proc.pids.begin(), t.proc.pids.end());
+  // fork/exec in parallel: each launch waits until its exec has succeeded, and on a loaded
+  // machine that wait (the child being scheduled) dominates, so a serial loop paid it once per
+  // task (1,000 tasks: about 25 s on a busy 2-core VM). The lock stays held, so the monitor
+  // cannot reap a child before its task is recorded.
+  std::vector<std::optional<Result<LaunchedTask>>> results(launches.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < launches.size(); i = next++) {
+      if (!conflicts[i].empty()) {
+        results[i] = Result<LaunchedTask>(FailedPrecondition(conflicts[i]));
+        continue;
+      }
+      LaunchSettings settings = settings_;
+      settings.node = launches[i].first;
+      results[i] = LaunchTask(launches[i].second, settings);
+    }
+  };
+  const std::size_t threads = std::min<std::size_t>(kLaunchThreads, launches.size());
+  std::vector<std::thread> pool;
+  for (std::size_t k = 1; k < threads; ++k) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    const auto& [node, launch] = launches[i];
+    LocalTask t;
+    t.node = node;
+    t.launch = launch;
+    auto& launched = *results[i];
+    if (!launched) {
+      t.state = ReportedState::kFailedToStart;
+      t.exit_code = 127;
+      t.message = launched.error().message;
+      t.finished_ms = NowMs();
+      t.proc.started_ms = t.finished_ms;
+      Log(node, "task " + std::to_string(launch.task_id) + " failed to start: " + t.message);
+    } else {
+      t.proc = std::move(*launched);
+      t.alive.insert(t.proc.pids.begin(), t.proc.pids.end());
+    }
+    Persist(launch.task_id, t);
+    tasks_.emplace(launch.task_id, std::move(t));
   }
-  Persist(launch.task_id, t);
-  tasks_.emplace(launch.task_id, std::move(t));
-  dirty_ = true;
+  if (!launches.empty()) dirty_ = true;
 }
 
 void Agent::StopLocked(LocalTask& t, int grace_seconds, const std::string& why) {
@@ -355,29 +433,37 @@ void Agent::StopLocked(LocalTask& t, int grace_seconds, const std::string& why) 
   if (t.proc.pgid > 0) ::kill(-t.proc.pgid, SIGTERM);
 }
 
-void Agent::Apply(const HeartbeatReply& reply) {
+void Agent::Apply(const std::map<std::string, HeartbeatReply>& replies) {
   std::lock_guard lock(mu_);
-  for (const auto& launch : reply.run) {
-    if (tasks_.contains(launch.task_id)) continue;
-    if (stop_) break;
-    Launch(launch);
+  std::vector<std::pair<std::string, TaskLaunch>> launches;
+  std::set<std::int64_t> seen;
+  for (const auto& [node, reply] : replies) {
+    for (const auto& launch : reply.run) {
+      if (tasks_.contains(launch.task_id) || !seen.insert(launch.task_id).second) continue;
+      launches.emplace_back(node, launch);
+    }
   }
-  for (const auto& s : reply.stop) {
-    auto it = tasks_.find(s.task_id);
-    if (it != tasks_.end())
-      StopLocked(it->second, s.grace_period_seconds, "stopped by the controller");
-  }
-  for (auto id : reply.forget) {
-    auto it = tasks_.find(id);
-    if (it == tasks_.end() || it->second.state == ReportedState::kRunning) continue;
-    tasks_.erase(it);
-    Unpersist(id);
+  if (!stop_) LaunchLocked(launches);
+  for (const auto& [node, reply] : replies) {
+    for (const auto& s : reply.stop) {
+      auto it = tasks_.find(s.task_id);
+      if (it != tasks_.end() && it->second.node == node)
+        StopLocked(it->second, s.grace_period_seconds, "stopped by the controller");
+    }
+    for (auto id : reply.forget) {
+      auto it = tasks_.find(id);
+      if (it == tasks_.end() || it->second.node != node ||
+          it->second.state == ReportedState::kRunning)
+        continue;
+      tasks_.erase(it);
+      Unpersist(id);
+    }
   }
 }
 
 // --- Supervision ---
 
-void Agent::FinishLocked(LocalTask& t, std::vector<TaskReport>& finished) {
+void Agent::FinishLocked(LocalTask& t, Finished& finished) {
   t.state = t.stopping ? ReportedState::kStopped : ReportedState::kExited;
   t.finished_ms = NowMs();
   // Whatever the task's processes left behind in their group or cgroup goes too.
@@ -385,11 +471,11 @@ void Agent::FinishLocked(LocalTask& t, std::vector<TaskReport>& finished) {
   cgroups_.Kill(t.proc.cgroup);
   cgroups_.Remove(t.proc.cgroup);
   Persist(t.launch.task_id, t);
-  finished.push_back(ReportOf(t.launch.task_id, t));
+  finished.emplace_back(t.node, ReportOf(t.launch.task_id, t));
   dirty_ = true;
 }
 
-void Agent::ReapLocked(std::vector<TaskReport>& finished) {
+void Agent::ReapLocked(Finished& finished) {
   int status = 0;
   pid_t pid;
   while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
@@ -429,7 +515,7 @@ void Agent::MonitorLoop() {
   client.set_connection_timeout(1, 0);
   client.set_read_timeout(5, 0);
   while (true) {
-    std::vector<TaskReport> finished;
+    Finished finished;
     {
       std::unique_lock lock(mu_);
       ReapLocked(finished);
@@ -440,9 +526,16 @@ void Agent::MonitorLoop() {
       }
     }
     // Report exits at once; the next heartbeat repeats them until they are acknowledged.
-    for (const auto& r : finished) {
+    if (options_.simulate_nodes > 0 && finished.size() > 1) {
+      // Many exits at once (a burst ending): one request, one commit.
+      NodesHeartbeatRequest batch;
+      for (const auto& [node, r] : finished) batch.nodes[node].tasks.push_back(r);
+      client.Post("/v1/agents/status", DumpJson(ToJson(batch)), "application/json");
+      finished.clear();
+    }
+    for (const auto& [node, r] : finished) {
       const std::string path =
-          "/v1/agents/" + options_.node + "/tasks/" + std::to_string(r.task_id) + "/status";
+          "/v1/agents/" + node + "/tasks/" + std::to_string(r.task_id) + "/status";
       client.Post(path.c_str(), DumpJson(ToJson(r)), "application/json");
     }
     std::unique_lock lock(mu_);
@@ -460,6 +553,144 @@ void Agent::StopAllTasks() {
 
 // --- Main loop ---
 
+void Agent::Complain(const std::string& msg) {
+  const Tick now = NowMs();
+  if (now - last_complaint_ > 5000) {
+    Log(options_.node, msg);
+    last_complaint_ = now;
+  }
+}
+
+void Agent::Pause(int ms) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stop_.load(); });
+}
+
+void Agent::HeartbeatOneNode() {
+  ServedNode& node = nodes_.front();
+  httplib::Client client(options_.server_url);
+  client.set_tcp_nodelay(true);
+  client.set_connection_timeout(2, 0);
+  client.set_keep_alive(true);
+  while (!stop_) {
+    if (!node.registered && !Register(node)) {
+      Complain("controller at " + options_.server_url +
+               " unreachable; retrying (tasks keep running)");
+      Pause(500);
+      continue;
+    }
+    Tick wait = 0;
+    {
+      std::lock_guard lock(mu_);
+      wait = dirty_ ? 0 : heartbeat_interval_ms_;
+      dirty_ = false;
+    }
+    const HeartbeatRequest req = BuildRequest(node.name);
+    client.set_read_timeout(static_cast<time_t>(wait / 1000 + 10), 0);
+    const std::string path =
+        "/v1/agents/" + node.name + "/heartbeat?waitMs=" + std::to_string(wait);
+    auto res = client.Post(path.c_str(), DumpJson(ToJson(req)), "application/json");
+    if (!res) {
+      Complain("heartbeat failed (" + httplib::to_string(res.error()) +
+               "); retrying, tasks keep running");
+      {
+        std::lock_guard lock(mu_);
+        dirty_ = true;
+      }
+      Pause(500);
+      continue;
+    }
+    if (res->status == 404) {
+      node.registered = false;
+      continue;
+    }
+    if (res->status != 200) {
+      Complain("heartbeat refused (" + std::to_string(res->status) + "): " + res->body);
+      Pause(500);
+      continue;
+    }
+    auto doc = ParseJson(res->body);
+    if (!doc) continue;
+    auto reply = HeartbeatReplyFromJson(*doc);
+    if (!reply) {
+      Complain("bad heartbeat reply: " + reply.error().message);
+      continue;
+    }
+    Apply({{node.name, std::move(*reply)}});
+  }
+}
+
+void Agent::HeartbeatManyNodes() {
+  httplib::Client client(options_.server_url);
+  client.set_tcp_nodelay(true);
+  client.set_connection_timeout(2, 0);
+  client.set_keep_alive(true);
+  while (!stop_) {
+    bool all_registered = true;
+    for (auto& node : nodes_) {
+      if (stop_) break;
+      if (!node.registered && !Register(node)) all_registered = false;
+    }
+    if (!all_registered) {
+      Complain("controller at " + options_.server_url +
+               " unreachable or refusing some nodes; retrying (tasks keep running)");
+      Pause(500);
+      continue;
+    }
+    Tick wait = 0;
+    {
+      std::lock_guard lock(mu_);
+      wait = dirty_ ? 0 : heartbeat_interval_ms_;
+      dirty_ = false;
+    }
+    const NodesHeartbeatRequest req = BuildNodesRequest();
+    client.set_read_timeout(static_cast<time_t>(wait / 1000 + 10), 0);
+    const std::string path = "/v1/agents/heartbeat?waitMs=" + std::to_string(wait);
+    auto res = client.Post(path.c_str(), DumpJson(ToJson(req)), "application/json");
+    if (!res || res->status != 200) {
+      Complain(!res ? "heartbeat failed (" + httplib::to_string(res.error()) +
+                          "); retrying, tasks keep running"
+                    : "heartbeat refused (" + std::to_string(res->status) + "): " + res->body);
+      {
+        std::lock_guard lock(mu_);
+        dirty_ = true;
+      }
+      Pause(500);
+      continue;
+    }
+    auto doc = ParseJson(res->body);
+    if (!doc) continue;
+    auto reply = NodesHeartbeatReplyFromJson(*doc);
+    if (!reply) {
+      Complain("bad heartbeat reply: " + reply.error().message);
+      continue;
+    }
+    for (auto& node : nodes_) {
+      if (std::find(reply->unknown.begin(), reply->unknown.end(), node.name) !=
+          reply->unknown.end()) {
+        node.registered = false;  // the controller lost it (e.g. a fresh store): register again
+      }
+    }
+    Apply(reply->nodes);
+  }
+}
+
+// A last report so that the controller records the stops without waiting for a timeout.
+void Agent::LastHeartbeat() {
+  httplib::Client last(options_.server_url);
+  last.set_tcp_nodelay(true);
+  last.set_connection_timeout(1, 0);
+  last.set_read_timeout(2, 0);
+  if (nodes_.size() == 1) {
+    const std::string path = "/v1/agents/" + nodes_.front().name + "/heartbeat?waitMs=0";
+    last.Post(path.c_str(), DumpJson(ToJson(BuildRequest(nodes_.front().name))),
+              "application/json");
+  } else {
+    last.Post("/v1/agents/heartbeat?waitMs=0", DumpJson(ToJson(BuildNodesRequest())),
+              "application/json");
+  }
+}
+
 int Agent::Run() {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);  // orphaned grandchildren of tasks are reaped here
   StartLogServer();
@@ -470,72 +701,15 @@ int Agent::Run() {
   }
   monitor_ = std::thread([this] { MonitorLoop(); });
   Log(options_.node, "GPUs: " + std::to_string(inventory_.gpus.size()) + " from " +
-                         inventory_.source + "; logs served at " + agent_url_);
-  httplib::Client client(options_.server_url);
-  client.set_tcp_nodelay(true);
-  client.set_connection_timeout(2, 0);
-  client.set_keep_alive(true);
-  bool registered = false;
-  Tick last_complaint = 0;
-  auto complain = [&](const std::string& msg) {
-    const Tick now = NowMs();
-    if (now - last_complaint > 5000) {
-      Log(options_.node, msg);
-      last_complaint = now;
-    }
-  };
-  auto pause = [&](int ms) {
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stop_.load(); });
-  };
-  while (!stop_) {
-    if (!registered) {
-      registered = Register();
-      if (!registered) {
-        complain("controller at " + options_.server_url +
-                 " unreachable; retrying (tasks keep running)");
-        pause(500);
-        continue;
-      }
-    }
-    Tick wait = 0;
-    {
-      std::lock_guard lock(mu_);
-      wait = dirty_ ? 0 : heartbeat_interval_ms_;
-      dirty_ = false;
-    }
-    const HeartbeatRequest req = BuildRequest();
-    client.set_read_timeout(static_cast<time_t>(wait / 1000 + 10), 0);
-    const std::string path =
-        "/v1/agents/" + options_.node + "/heartbeat?waitMs=" + std::to_string(wait);
-    auto res = client.Post(path.c_str(), DumpJson(ToJson(req)), "application/json");
-    if (!res) {
-      complain("heartbeat failed (" + httplib::to_string(res.error()) +
-               "); retrying, tasks keep running");
-      {
-        std::lock_guard lock(mu_);
-        dirty_ = true;
-      }
-      pause(500);
-      continue;
-    }
-    if (res->status == 404) {
-      registered = false;
-      continue;
-    }
-    if (res->status != 200) {
-      complain("heartbeat refused (" + std::to_string(res->status) + "): " + res->body);
-      pause(500);
-      continue;
-    }
-    auto doc = ParseJson(res->body);
-    if (!doc) continue;
-    auto reply = HeartbeatReplyFromJson(*doc);
-    if (!reply) {
-      complain("bad heartbeat reply: " + reply.error().message);
-      continue;
-    }
-    Apply(*reply);
+                         inventory_.source +
+                         (options_.simulate_nodes > 0
+                              ? " on each of " + std::to_string(nodes_.size()) + " emulated nodes"
+                              : "") +
+                         "; logs served at " + agent_url_);
+  if (options_.simulate_nodes > 0) {
+    HeartbeatManyNodes();
+  } else {
+    HeartbeatOneNode();
   }
   Log(options_.node,
       options_.keep_tasks_on_exit ? "stopping; tasks keep running" : "stopping its tasks");
@@ -548,15 +722,7 @@ int Agent::Run() {
     }
     monitor_.join();
   }
-  // A last report so that the controller records the stops without waiting for a timeout.
-  if (!options_.keep_tasks_on_exit) {
-    httplib::Client last(options_.server_url);
-    last.set_tcp_nodelay(true);
-    last.set_connection_timeout(1, 0);
-    last.set_read_timeout(2, 0);
-    const std::string path = "/v1/agents/" + options_.node + "/heartbeat?waitMs=0";
-    last.Post(path.c_str(), DumpJson(ToJson(BuildRequest())), "application/json");
-  }
+  if (!options_.keep_tasks_on_exit) LastHeartbeat();
   if (log_server_) log_server_->stop();
   if (log_thread_.joinable()) log_thread_.join();
   return 0;

@@ -1,8 +1,10 @@
-// tessera-agent: one per node. Registers the node (GPUs from NVML or simulated), then loops
-// on heartbeats: each reports every task it knows and long-polls for what should run and stop
-// there. Tasks are launched by the Launcher and supervised here: exits are reaped, reported at
-// once (and again in every heartbeat until the controller says to forget them), stops are
-// SIGTERM then SIGKILL after the job's grace period. Task logs are served over HTTP.
+// tessera-agent: one per node, or one for many emulated nodes (--simulate-nodes N, KWOK-style:
+// each node has its own simulated GPUs and heartbeat, all exchanged in one request). Registers the
+// node (GPUs from NVML or simulated), then loops on heartbeats: each reports every task it knows
+// and long-polls for what should run and stop there. Tasks are launched by the Launcher and
+// supervised here: exits are reaped, reported at once (and again in every heartbeat until the
+// controller says to forget them), stops are SIGTERM then SIGKILL after the job's grace period.
+// Task logs are served over HTTP.
 //
 // The agent outlives controller restarts: it keeps its tasks running and reports them when the
 // controller is back, which re-adopts them. After its own restart it kills what its previous
@@ -42,6 +44,9 @@ struct AgentOptions {
   std::string listen_host = "127.0.0.1";  // the log endpoint
   int listen_port = 0;
   std::optional<std::string> simulate_gpus;  // "8xH100"; otherwise NVML
+  // Emulate this many nodes named <node>-0000, <node>-0001, ... (each with simulate_gpus);
+  // 0 = one real node named <node>. Their tasks still run real processes here.
+  int simulate_nodes = 0;
   std::optional<std::string> run_as;
   bool cgroups = true;
   std::int64_t cpu_milli = 0;       // 0 = all cores of the machine
@@ -62,7 +67,14 @@ class Agent {
   const GpuInventory& inventory() const { return inventory_; }
 
  private:
+  // One node this process serves.
+  struct ServedNode {
+    std::string name;
+    GpuInventory inventory;
+    bool registered = false;
+  };
   struct LocalTask {
+    std::string node;
     TaskLaunch launch;
     LaunchedTask proc;
     std::set<pid_t> alive;
@@ -78,14 +90,24 @@ class Agent {
   };
 
   explicit Agent(AgentOptions options);
-  bool Register();
-  HeartbeatRequest BuildRequest();
-  void Apply(const HeartbeatReply& reply);
-  void Launch(const TaskLaunch& launch);
+  bool Register(ServedNode& node);
+  HeartbeatRequest BuildRequest(const std::string& node);
+  NodesHeartbeatRequest BuildNodesRequest();
+  // Applies the controller's answers, node by node; new tasks are launched together.
+  void Apply(const std::map<std::string, HeartbeatReply>& replies);
+  void LaunchLocked(const std::vector<std::pair<std::string, TaskLaunch>>& launches);
+  static constexpr std::size_t kLaunchThreads = 16;
+  // The heartbeat loop of a single node (its own long poll) and of many (one batched poll).
+  void HeartbeatOneNode();
+  void HeartbeatManyNodes();
+  void LastHeartbeat();
+  void Complain(const std::string& msg);  // at most one line per 5 s
+  void Pause(int ms);                     // or until RequestStop()
   void StopLocked(LocalTask& t, int grace_seconds, const std::string& why);
   void MonitorLoop();
-  void ReapLocked(std::vector<TaskReport>& finished);
-  void FinishLocked(LocalTask& t, std::vector<TaskReport>& finished);
+  using Finished = std::vector<std::pair<std::string, TaskReport>>;  // (node, report)
+  void ReapLocked(Finished& finished);
+  void FinishLocked(LocalTask& t, Finished& finished);
   TaskReport ReportOf(const std::int64_t id, const LocalTask& t) const;
   void Persist(std::int64_t id, const LocalTask& t) const;
   void Unpersist(std::int64_t id) const;
@@ -94,11 +116,13 @@ class Agent {
   void StopAllTasks();
 
   AgentOptions options_;
-  GpuInventory inventory_;
+  GpuInventory inventory_;  // of the first node (every emulated node has the same)
+  std::vector<ServedNode> nodes_;
   LaunchSettings settings_;
   TaskCgroups cgroups_;
   std::string agent_url_;
   Tick heartbeat_interval_ms_ = 1000;
+  Tick last_complaint_ = 0;
 
   std::mutex mu_;
   std::condition_variable cv_;

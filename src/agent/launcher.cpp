@@ -28,8 +28,8 @@ struct ChildFailure {
   int err;
 };
 constexpr const char* kSteps[] = {
-    "setpgid", "open /dev/null",          "dup2", "chdir", "cgroup", "setgroups", "setgid",
-    "setuid",  "still root after setuid", "exec"};
+    "setsid/setpgid", "open /dev/null",          "dup2", "chdir", "cgroup", "setgroups", "setgid",
+    "setuid",         "still root after setuid", "exec"};
 
 std::string Join(const std::vector<int>& v, char sep) {
   std::string s;
@@ -266,6 +266,7 @@ Result<LaunchedTask> LaunchTask(const TaskLaunch& t, const LaunchSettings& s) {
     }
   };
 
+  const bool own_session = processes == 1;
   out.started_ms = NowMs();
   for (int p = 0; p < processes; ++p) {
     int pipefd[2];
@@ -292,7 +293,12 @@ Result<LaunchedTask> LaunchTask(const TaskLaunch& t, const LaunchSettings& s) {
         ::_exit(127);
       };
       ::close(pipefd[0]);
-      if (::setpgid(0, group) != 0) fail(0);
+      // A single process gets a session of its own, as Slurm's job steps do: a hang-up of the
+      // agent's session does not reach it, and the kernel's autogroup scheduler shares the CPU
+      // per task rather than lumping every task of the node into the agent's group. The
+      // processes of a multi-process task share one group instead (a group cannot span
+      // sessions), so that one signal reaches them all.
+      if (own_session ? ::setsid() < 0 : ::setpgid(0, group) != 0) fail(0);
       sigset_t none;
       sigemptyset(&none);
       ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -321,7 +327,8 @@ Result<LaunchedTask> LaunchTask(const TaskLaunch& t, const LaunchSettings& s) {
     }
     ::close(pipefd[1]);
     if (out.pgid == 0) out.pgid = pid;
-    ::setpgid(pid, out.pgid);  // also from the parent: no window where the child is outside
+    // Also from the parent: no window where the child is outside its group.
+    if (!own_session) ::setpgid(pid, out.pgid);
     out.pids.push_back(pid);
     ChildFailure f{};
     ssize_t n;

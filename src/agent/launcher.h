@@ -1,5 +1,5 @@
 // Launching a task's processes: argv straight to execvp (a shell only when the spec asks with
-// `shell: true`), each task in its own process group (and its own cgroup v2 where the machine
+// `shell: true`), each task in its own session or process group (and cgroup v2 where the machine
 // allows), stdout and stderr appended to one log file under the agent's state directory, the
 // environment torchrun, Megatron-LM and DeepSpeed expect, and CUDA_VISIBLE_DEVICES set to the
 // task's GPUs. With --run-as, processes drop to that user before exec and never run as root.

@@ -3,6 +3,7 @@
 //
 //   tessera-agent --server http://127.0.0.1:7480 --node node-0 --state /var/lib/tessera-agent
 //   tessera-agent --server URL --node sim-0 --state DIR --simulate-gpus 8xH100
+//   tessera-agent --server URL --node sim --state DIR --simulate-nodes 1000 --simulate-gpus 8xH100
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -35,6 +36,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   app.add_option("--simulate-gpus", simulate, "Simulated GPUs, e.g. 8xH100 (no NVML)");
+  app.add_option("--simulate-nodes", o.simulate_nodes,
+                 "Emulate N nodes named <node>-0000... in this process, each with "
+                 "--simulate-gpus (default 8xH100); tasks still run real processes")
+      ->check(CLI::Range(0, 100000));
   app.add_option("--run-as", run_as, "Run tasks as this user (never root)");
   app.add_flag("--no-cgroups", no_cgroups, "Do not put tasks in cgroups");
   app.add_option("--cpus", cpus, "CPUs offered (default: all)")->check(CLI::Range(0.0, 4096.0));

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <thread>
 
 #include "agent/gpu_inventory.h"
@@ -23,6 +24,7 @@ namespace {
 struct UpFlags {
   std::string state;
   int agents = 2;
+  int simulate_nodes = 0;  // nodes emulated by each agent; 0 = one node per agent
   std::string gpus = "8xH100";
   int port = 0;
   double heartbeat_timeout = 10;
@@ -52,6 +54,9 @@ Status RunUp(UpFlags f) {
   }
   if (f.state.empty()) return InvalidArgument("--state DIR is required (or set TESSERA_STATE)");
   if (f.agents < 1 || f.agents > 256) return InvalidArgument("--agents must be between 1 and 256");
+  if (f.simulate_nodes < 0 || f.simulate_nodes > 100000) {
+    return InvalidArgument("--simulate-nodes must be between 0 and 100000");
+  }
   if (auto gpus = SimulatedGpus(f.gpus, "node-0"); !gpus) return std::unexpected(gpus.error());
   std::error_code ec;
   fs::create_directories(f.state + "/logs", ec);
@@ -112,32 +117,51 @@ Status RunUp(UpFlags f) {
   std::vector<std::string> names;
   for (int i = 0; i < f.agents; ++i) {
     const std::string node = "node-" + std::to_string(i);
-    names.push_back(node);
+    if (f.simulate_nodes == 0) {
+      names.push_back(node);
+    } else {
+      for (int k = 0; k < f.simulate_nodes; ++k) {
+        char suffix[16];
+        std::snprintf(suffix, sizeof suffix, "-%04d", k);
+        names.push_back(node + suffix);
+      }
+    }
     if (auto old = LivePid(state + "/agents/" + node + ".pid", "tessera-agent")) {
       Terminate(*old, "tessera-agent", 15000);  // a leftover of an interrupted `down`
     }
-    auto apid = SpawnDetached({agent, "--server", url, "--node", node, "--state",
-                               state + "/agents/" + node, "--simulate-gpus", f.gpus},
-                              state + "/logs/agent-" + node + ".log");
+    std::vector<std::string> agent_argv = {agent,
+                                           "--server",
+                                           url,
+                                           "--node",
+                                           node,
+                                           "--state",
+                                           state + "/agents/" + node,
+                                           "--simulate-gpus",
+                                           f.gpus};
+    if (f.simulate_nodes > 0) {
+      agent_argv.insert(agent_argv.end(), {"--simulate-nodes", std::to_string(f.simulate_nodes)});
+    }
+    auto apid = SpawnDetached(agent_argv, state + "/logs/agent-" + node + ".log");
     if (!apid) return std::unexpected(apid.error());
     WriteText(state + "/agents/" + node + ".pid", std::to_string(*apid) + "\n");
   }
 
   ApiClient api(url, 5);
+  const std::set<std::string> expected(names.begin(), names.end());
   while (true) {
-    int ready = 0;
+    std::size_t ready = 0;
     if (auto nodes = JsonOf(api.Get("/v1/nodes"))) {
       for (const auto& n : (*nodes)["nodes"]) {
         const std::string name = n.value("name", "");
         if (n.value("status", "") == "Ready" && n.value("lastHeartbeatAgoMs", 1 << 30) < 5000 &&
-            std::find(names.begin(), names.end(), name) != names.end()) {
+            expected.contains(name)) {
           ++ready;
         }
       }
     }
-    if (ready == f.agents) break;
+    if (ready == names.size()) break;
     if (std::chrono::steady_clock::now() > deadline) {
-      return FailedPrecondition(std::to_string(ready) + " of " + std::to_string(f.agents) +
+      return FailedPrecondition(std::to_string(ready) + " of " + std::to_string(names.size()) +
                                 " nodes registered within " + Number(f.timeout) + "s; see " +
                                 state + "/logs/");
     }
@@ -146,10 +170,10 @@ Status RunUp(UpFlags f) {
   const auto gpus = SimulatedGpus(f.gpus, "node-0");
   std::cout << "Cluster up in " << state << "\n"
             << "  controller  " << url << "  (pid " << *pid << ", log " << controller_log << ")\n"
-            << "  nodes       " << f.agents << " x " << gpus->gpus.size() << " "
+            << "  nodes       " << names.size() << " x " << gpus->gpus.size() << " "
             << (gpus->gpus.empty() ? std::string("GPU") : gpus->gpus[0].model)
-            << " (simulated GPUs): " << names.front() << (f.agents > 1 ? " .. " + names.back() : "")
-            << "\n"
+            << " (simulated GPUs): " << names.front()
+            << (names.size() > 1 ? " .. " + names.back() : "") << "\n"
             << "Next:\n"
             << "  export TESSERA_STATE=" << state << "\n"
             << "  tessera submit -f examples/training-job.yaml\n"
@@ -166,6 +190,9 @@ void RegisterUpCommand(CLI::App& app) {
   cmd->add_option("--state", flags->state,
                   "State directory (database, logs, pid files); default $TESSERA_STATE");
   cmd->add_option("--agents", flags->agents, "Number of agents (nodes)")->capture_default_str();
+  cmd->add_option("--simulate-nodes", flags->simulate_nodes,
+                  "Nodes each agent emulates (node-<agent>-0000, ...); 0 = one node per agent")
+      ->capture_default_str();
   cmd->add_option("--gpus", flags->gpus, "Simulated GPUs per node, COUNTxMODEL")
       ->capture_default_str();
   cmd->add_option("--port", flags->port, "Controller port; 0 picks a free one")

@@ -732,16 +732,10 @@ HeartbeatReply Controller::ReplyForLocked(const std::string& node, const Heartbe
   return reply;
 }
 
-ApiResult<HeartbeatReply> Controller::Heartbeat(const std::string& node,
-                                                const HeartbeatRequest& req, Tick wait_ms) {
-  std::unique_lock lock(mu_);
-  auto nit = nodes_.find(node);
-  if (nit == nodes_.end()) {
-    return std::unexpected(ApiErr(NotFound("node " + node + " is not registered")));
-  }
-  NodeState& ns = nit->second;
+// Records one node's heartbeat into `p`; returns whether its agent runs tasks it should not.
+bool Controller::RecordHeartbeatLocked(NodeState& ns, const HeartbeatRequest& req, Pending& p) {
+  const std::string& node = ns.rec.name;
   ns.last_seen = Now();
-  Pending p;
   std::set<std::int64_t> reported;
   bool strays = false;
   for (const auto& r : req.tasks) {
@@ -794,6 +788,19 @@ ApiResult<HeartbeatReply> Controller::Heartbeat(const std::string& node,
     p.nodes[node] = rec;
     p.reschedule = true;
   }
+  return strays;
+}
+
+ApiResult<HeartbeatReply> Controller::Heartbeat(const std::string& node,
+                                                const HeartbeatRequest& req, Tick wait_ms) {
+  std::unique_lock lock(mu_);
+  auto nit = nodes_.find(node);
+  if (nit == nodes_.end()) {
+    return std::unexpected(ApiErr(NotFound("node " + node + " is not registered")));
+  }
+  NodeState& ns = nit->second;
+  Pending p;
+  const bool strays = RecordHeartbeatLocked(ns, req, p);
   if (auto s = CommitLocked(p); !s) return std::unexpected(ApiErr(s.error()));
   ns.has_strays = strays;
 
@@ -809,6 +816,52 @@ ApiResult<HeartbeatReply> Controller::Heartbeat(const std::string& node,
   }
   if (auto again = nodes_.find(node); again != nodes_.end()) again->second.last_seen = Now();
   return reply;
+}
+
+ApiResult<NodesHeartbeatReply> Controller::HeartbeatNodes(const NodesHeartbeatRequest& req,
+                                                          Tick wait_ms) {
+  std::unique_lock lock(mu_);
+  NodesHeartbeatReply out;
+  Pending p;
+  std::vector<std::pair<NodeState*, bool>> strays;
+  for (const auto& [node, hb] : req.nodes) {
+    auto nit = nodes_.find(node);
+    if (nit == nodes_.end()) {
+      out.unknown.push_back(node);
+      continue;
+    }
+    strays.emplace_back(&nit->second, RecordHeartbeatLocked(nit->second, hb, p));
+  }
+  // One commit for all the nodes: a thousand emulated nodes cost one transaction, not 1,000.
+  if (auto s = CommitLocked(p); !s) return std::unexpected(ApiErr(s.error()));
+  for (auto& [ns, has] : strays) ns->has_strays = has;
+
+  auto replies = [&] {
+    bool any = false;
+    out.nodes.clear();
+    for (const auto& [node, hb] : req.nodes) {
+      if (!nodes_.contains(node)) continue;
+      bool news = false;
+      HeartbeatReply r = ReplyForLocked(node, hb, &news);
+      if (news || !r.run.empty() || !r.stop.empty() || !r.forget.empty()) {
+        out.nodes.emplace(node, std::move(r));
+      }
+      any |= news;
+    }
+    return any;
+  };
+  bool news = replies() || !out.unknown.empty();
+  if (!news && wait_ms > 0) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+    while (!news && !stopping_) {
+      if (changed_.wait_until(lock, deadline) == std::cv_status::timeout) break;
+      news = replies();
+    }
+    if (!news) replies();
+  }
+  const Tick now = Now();
+  for (auto& [ns, has] : strays) ns->last_seen = now;
+  return out;
 }
 
 ApiResult<Json> Controller::ReportTask(const std::string& node, const TaskReport& report) {
@@ -830,6 +883,24 @@ ApiResult<Json> Controller::ReportTask(const std::string& node, const TaskReport
   OnReportLocked(nit->second, report, p);
   if (auto s = CommitLocked(p); !s) return std::unexpected(ApiErr(s.error()));
   return TaskJsonLocked(tasks_.at(report.task_id));
+}
+
+ApiResult<Json> Controller::ReportTasks(const NodesHeartbeatRequest& reports) {
+  std::lock_guard lock(mu_);
+  Pending p;
+  std::size_t recorded = 0;
+  for (const auto& [node, req] : reports.nodes) {
+    auto nit = nodes_.find(node);
+    if (nit == nodes_.end()) continue;
+    nit->second.last_seen = Now();
+    for (const auto& r : req.tasks) {
+      OnReportLocked(nit->second, r, p);  // ignores tasks that are not this node's
+      ++recorded;
+    }
+  }
+  // One commit for every exit of the batch.
+  if (auto s = CommitLocked(p); !s) return std::unexpected(ApiErr(s.error()));
+  return Json{{"reports", recorded}};
 }
 
 TaskLaunch Controller::LaunchOfLocked(const TaskRecord& t) const {

@@ -106,7 +106,13 @@ class Controller {
   // When there is nothing new for the agent, waits up to `wait_ms` for something to change.
   ApiResult<HeartbeatReply> Heartbeat(const std::string& node, const HeartbeatRequest& req,
                                       Tick wait_ms);
+  // The same for every node one agent process emulates (--simulate-nodes): one commit, one
+  // long poll that ends when any of them has news.
+  ApiResult<NodesHeartbeatReply> HeartbeatNodes(const NodesHeartbeatRequest& req, Tick wait_ms);
   ApiResult<nlohmann::json> ReportTask(const std::string& node, const TaskReport& report);
+  // Several task reports (exits) of the nodes one agent emulates, recorded in one commit; not
+  // a full view: tasks it does not mention are left as they are.
+  ApiResult<nlohmann::json> ReportTasks(const NodesHeartbeatRequest& reports);
 
   // --- Loops, exposed for tests. ---
   // One scheduling cycle; returns the number of units bound.
@@ -159,6 +165,7 @@ class Controller {
   void StopUnitLocked(JobState& job, int unit, UnitPhase target, const std::string& why,
                       Pending& p);
   void FinishJobIfDoneLocked(JobState& job, Pending& p);
+  bool RecordHeartbeatLocked(NodeState& node, const HeartbeatRequest& req, Pending& p);
   HeartbeatReply ReplyForLocked(const std::string& node, const HeartbeatRequest& req, bool* news);
   TaskLaunch LaunchOfLocked(const TaskRecord& t) const;
 

@@ -268,6 +268,26 @@ void ApiServer::Routes() {
     if (!reply) return SendError(res, reply.error());
     SendJson(res, 200, ToJson(*reply));
   });
+  h.Post("/v1/agents/heartbeat", [&c](const httplib::Request& req, httplib::Response& res) {
+    auto wait = IntParam(req, res, "waitMs", 0, 0, 30000);
+    if (!wait) return;
+    auto doc = ParseJson(req.body);
+    if (!doc) return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
+    auto hb = NodesHeartbeatRequestFromJson(*doc);
+    if (!hb) return SendError(res, Error::Code::kInvalidArgument, hb.error().message);
+    auto reply = c.HeartbeatNodes(*hb, *wait);
+    if (!reply) return SendError(res, reply.error());
+    SendJson(res, 200, ToJson(*reply));
+  });
+  h.Post("/v1/agents/status", [&c](const httplib::Request& req, httplib::Response& res) {
+    auto doc = ParseJson(req.body);
+    if (!doc) return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
+    auto reports = NodesHeartbeatRequestFromJson(*doc);
+    if (!reports) return SendError(res, Error::Code::kInvalidArgument, reports.error().message);
+    auto done = c.ReportTasks(*reports);
+    if (!done) return SendError(res, done.error());
+    SendJson(res, 200, *done);
+  });
   h.Post(R"(/v1/agents/([a-z0-9-]+)/heartbeat)",
          [&c](const httplib::Request& req, httplib::Response& res) {
            auto wait = IntParam(req, res, "waitMs", 0, 0, 30000);

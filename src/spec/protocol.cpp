@@ -157,6 +157,18 @@ Json ToJson(const HeartbeatReply& r) {
   return {{"run", run}, {"stop", stop}, {"forget", r.forget}};
 }
 
+Json ToJson(const NodesHeartbeatRequest& r) {
+  Json nodes = Json::object();
+  for (const auto& [name, h] : r.nodes) nodes[name] = ToJson(h);
+  return {{"nodes", nodes}};
+}
+
+Json ToJson(const NodesHeartbeatReply& r) {
+  Json nodes = Json::object();
+  for (const auto& [name, h] : r.nodes) nodes[name] = ToJson(h);
+  return {{"nodes", nodes}, {"unknown", r.unknown}};
+}
+
 Result<GpuInfo> GpuInfoFromJson(const Json& j) {
   Reader r(j, "gpu");
   GpuInfo g;
@@ -275,6 +287,52 @@ Result<HeartbeatReply> HeartbeatReplyFromJson(const Json& j) {
   };
   if (auto s = ReadList(r, "stop", h.stop, parse_stop); !s) return std::unexpected(s.error());
   return h;
+}
+
+namespace {
+
+// {"nodes": {name: item}} read with `parse` per item; the error names the node.
+template <typename T, typename Parse>
+Result<std::map<std::string, T>> ReadNodeMap(const Json& j, const char* what, Parse parse) {
+  if (!j.is_object()) return InvalidArgument(std::string(what) + ": must be an object");
+  auto it = j.find("nodes");
+  if (it == j.end() || !it->is_object()) {
+    return InvalidArgument(std::string(what) + ".nodes: must be an object of node names");
+  }
+  std::map<std::string, T> out;
+  for (const auto& [name, item] : it->items()) {
+    auto v = parse(item);
+    if (!v) {
+      return InvalidArgument(std::string(what) + ".nodes." + name + ": " + v.error().message);
+    }
+    out.emplace(name, std::move(*v));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<NodesHeartbeatRequest> NodesHeartbeatRequestFromJson(const Json& j) {
+  auto nodes = ReadNodeMap<HeartbeatRequest>(j, "heartbeat", HeartbeatRequestFromJson);
+  if (!nodes) return std::unexpected(nodes.error());
+  NodesHeartbeatRequest r;
+  r.nodes = std::move(*nodes);
+  return r;
+}
+
+Result<NodesHeartbeatReply> NodesHeartbeatReplyFromJson(const Json& j) {
+  auto nodes = ReadNodeMap<HeartbeatReply>(j, "reply", HeartbeatReplyFromJson);
+  if (!nodes) return std::unexpected(nodes.error());
+  NodesHeartbeatReply r;
+  r.nodes = std::move(*nodes);
+  if (auto it = j.find("unknown"); it != j.end()) {
+    if (!it->is_array()) return InvalidArgument("reply.unknown: must be a list of node names");
+    for (const auto& n : *it) {
+      if (!n.is_string()) return InvalidArgument("reply.unknown: must be a list of node names");
+      r.unknown.push_back(n.get<std::string>());
+    }
+  }
+  return r;
 }
 
 Result<Json> ParseJson(std::string_view text) {

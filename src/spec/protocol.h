@@ -4,6 +4,10 @@
 //
 //   POST /v1/agents/register          NodeRegistration        -> RegistrationReply
 //   POST /v1/agents/{node}/heartbeat  HeartbeatRequest        -> HeartbeatReply
+//   POST /v1/agents/heartbeat         NodesHeartbeatRequest   -> NodesHeartbeatReply
+//     (one exchange for every node an agent emulates: tessera-agent --simulate-nodes N)
+//   POST /v1/agents/status            NodesHeartbeatRequest   -> {"reports": N}
+//     (several exits at once; only the tasks it names, not a full view)
 //
 // Parsing functions never throw; malformed input is an InvalidArgument naming the field.
 #pragma once
@@ -101,6 +105,17 @@ struct HeartbeatReply {
   std::vector<std::int64_t> forget;
 };
 
+// The heartbeats of many nodes served by one agent process, in one exchange: the controller
+// records them in one commit and long-polls until any of them has news. The reply lists only
+// nodes with something to do, and the nodes it does not know (to be registered again).
+struct NodesHeartbeatRequest {
+  std::map<std::string, HeartbeatRequest> nodes;
+};
+struct NodesHeartbeatReply {
+  std::map<std::string, HeartbeatReply> nodes;
+  std::vector<std::string> unknown;
+};
+
 nlohmann::json ToJson(const GpuInfo& g);
 nlohmann::json ToJson(const NodeRegistration& r);
 nlohmann::json ToJson(const RegistrationReply& r);
@@ -108,6 +123,8 @@ nlohmann::json ToJson(const TaskLaunch& t);
 nlohmann::json ToJson(const TaskReport& r);
 nlohmann::json ToJson(const HeartbeatRequest& r);
 nlohmann::json ToJson(const HeartbeatReply& r);
+nlohmann::json ToJson(const NodesHeartbeatRequest& r);
+nlohmann::json ToJson(const NodesHeartbeatReply& r);
 
 Result<NodeRegistration> NodeRegistrationFromJson(const nlohmann::json& j);
 Result<RegistrationReply> RegistrationReplyFromJson(const nlohmann::json& j);
@@ -115,6 +132,8 @@ Result<TaskLaunch> TaskLaunchFromJson(const nlohmann::json& j);
 Result<TaskReport> TaskReportFromJson(const nlohmann::json& j);
 Result<HeartbeatRequest> HeartbeatRequestFromJson(const nlohmann::json& j);
 Result<HeartbeatReply> HeartbeatReplyFromJson(const nlohmann::json& j);
+Result<NodesHeartbeatRequest> NodesHeartbeatRequestFromJson(const nlohmann::json& j);
+Result<NodesHeartbeatReply> NodesHeartbeatReplyFromJson(const nlohmann::json& j);
 
 // Parses JSON text without throwing.
 Result<nlohmann::json> ParseJson(std::string_view text);

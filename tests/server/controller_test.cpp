@@ -205,6 +205,55 @@ TEST_F(ControllerTest, AGangRunsToSuccess) {
   EXPECT_GT(job["finishTimeMs"].get<std::int64_t>(), 0);
 }
 
+// One agent emulating several nodes: one batched heartbeat answers for each node with its own
+// launches, names the nodes the controller does not know, keeps every node alive, and a batch
+// of exits is recorded in one call.
+TEST_F(ControllerTest, BatchedHeartbeatsAndExitsServeEveryEmulatedNode) {
+  Register("sim-0");
+  Register("sim-1");
+  Submit(Gang("train", 2, 4));
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 1);
+
+  NodesHeartbeatRequest req;
+  req.nodes["sim-0"];
+  req.nodes["sim-1"];
+  req.nodes["sim-9"];  // never registered
+  auto reply = controller_->HeartbeatNodes(req, 0);
+  ASSERT_TRUE(reply.has_value()) << reply.error().error.message;
+  EXPECT_EQ(reply->unknown, std::vector<std::string>{"sim-9"});
+  ASSERT_EQ(reply->nodes.size(), 2u);
+  std::map<std::string, std::int64_t> task_of;
+  for (const auto& [node, r] : reply->nodes) {
+    ASSERT_EQ(r.run.size(), 1u) << node;
+    task_of[node] = r.run[0].task_id;
+  }
+  EXPECT_NE(task_of["sim-0"], task_of["sim-1"]);
+  // Both start; nothing more to do for either: an empty answer, and no node left out.
+  req.nodes.erase("sim-9");
+  for (auto& [node, hb] : req.nodes) hb.tasks = {Running(task_of[node], 7)};
+  reply = controller_->HeartbeatNodes(req, 0);
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_TRUE(reply->nodes.empty());
+  EXPECT_EQ(Job("train")["runningTasks"], 2);
+
+  // Silence beyond the timeout would lose a node; the batched heartbeat keeps both alive.
+  now_ += 8'000;
+  ASSERT_TRUE(controller_->HeartbeatNodes(req, 0).has_value());
+  now_ += 8'000;
+  controller_->CheckLiveness();
+  EXPECT_EQ(Job("train")["phase"], "Running");
+
+  // Both exits in one report; a report about another node's task is ignored.
+  NodesHeartbeatRequest exits;
+  exits.nodes["sim-0"].tasks = {Exited(task_of["sim-0"], 0), Exited(task_of["sim-1"], 3)};
+  ASSERT_TRUE(controller_->ReportTasks(exits).has_value());
+  EXPECT_EQ(Job("train")["phase"], "Running") << "sim-1's task is not sim-0's to report";
+  exits.nodes.clear();
+  exits.nodes["sim-1"].tasks = {Exited(task_of["sim-1"], 0)};
+  ASSERT_TRUE(controller_->ReportTasks(exits).has_value());
+  EXPECT_EQ(Job("train")["phase"], "Succeeded");
+}
+
 TEST_F(ControllerTest, AFailureRestartsTheWholeGangWithinMaxRestarts) {
   Register("node-0");
   Register("node-1");

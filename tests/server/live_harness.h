@@ -34,6 +34,7 @@ class LiveCluster {
     double heartbeat_timeout_s = 2;
     double heartbeat_interval_s = 0.25;
     std::vector<std::string> controller_args;  // more tesserad flags, e.g. --priority-preemption
+    int simulate_nodes = 0;  // nodes each agent emulates (--simulate-nodes); 0 = one
   };
 
   explicit LiveCluster(Options options) : options_(std::move(options)), dir_("tessera-live") {
@@ -83,10 +84,20 @@ class LiveCluster {
   void StartAgent(int i) {
     if (static_cast<std::size_t>(i) >= agents_.size())
       agents_.resize(static_cast<std::size_t>(i) + 1);
+    std::vector<std::string> argv = {BinDir() + "/tessera-agent",
+                                     "--server",
+                                     url_,
+                                     "--node",
+                                     NodeName(i),
+                                     "--state",
+                                     AgentState(i),
+                                     "--simulate-gpus",
+                                     options_.gpus};
+    if (options_.simulate_nodes > 0) {
+      argv.insert(argv.end(), {"--simulate-nodes", std::to_string(options_.simulate_nodes)});
+    }
     agents_[static_cast<std::size_t>(i)] =
-        Spawn({BinDir() + "/tessera-agent", "--server", url_, "--node", NodeName(i), "--state",
-               AgentState(i), "--simulate-gpus", options_.gpus},
-              dir() + "/agent-" + std::to_string(i) + ".log");
+        Spawn(argv, dir() + "/agent-" + std::to_string(i) + ".log");
   }
   void KillAgent(int i, int sig = SIGKILL) {
     RecordTaskGroups();

@@ -1,0 +1,666 @@
+#!/usr/bin/python3
+"""Tessera and Slurm side by side on one machine and one workload (issue 8).
+
+Run through `bench/run`. Two experiments, each on both systems in this one run:
+
+  burst   M queued single-GPU `sleep` jobs released at once on N nodes x 8 GPUs: seconds from
+          the release until every job is bound, and until every job's process is running.
+  replay  a compressed slice of the ITP trace submitted at its (compressed) submit times to
+          Slurm (sched/backfill), to the live Tessera cluster (fifo) and to Tessera's simulator
+          (fifo, and backfill with oracle durations): mean and p95 queueing delay, GPU
+          utilisation.
+
+Slurm: Debian 12's 22.05 cannot register gres/gpu on emulated nodes, so each GPU is modelled as
+one CPU (`-c G`; `-N K --exclusive` for gangs of whole nodes). Every output says so.
+Tessera: one tesserad and one tessera-agent --simulate-nodes N (simulated GPUs, real processes).
+
+Standard library only; run with Debian's /usr/bin/python3.
+"""
+
+import argparse
+import concurrent.futures
+import csv
+import datetime
+import json
+import math
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+GPU_MODEL_NOTE = ("Slurm: each GPU modelled as one CPU (gres/gpu does not register on emulated "
+                  "nodes in Debian 12's Slurm 22.05)")
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+
+def log(msg):
+    print(f"[{datetime.datetime.now().strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def wait_until(pred, timeout, interval=0.1, what="condition"):
+    deadline = time.time() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.time() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(interval)
+
+
+def percentile(values, p):
+    if not values:
+        return None
+    s = sorted(values)
+    # Nearest rank, as src/sim/stats.cpp.
+    k = max(0, min(len(s) - 1, math.ceil(p / 100.0 * len(s)) - 1))
+    return s[k]
+
+
+# --- Tessera ---------------------------------------------------------------------------------
+
+class Tessera:
+    """tesserad + one tessera-agent emulating `nodes` nodes, in a temporary directory."""
+
+    def __init__(self, bin_dir, workdir, nodes, gpus_per_node=8, queue_policy="fifo",
+                 agent_args=()):
+        self.bin_dir, self.nodes = bin_dir, nodes
+        self.dir = tempfile.mkdtemp(prefix="tessera-", dir=workdir)
+        self.procs = []
+        endpoint = os.path.join(self.dir, "endpoint")
+        self.procs.append(subprocess.Popen(
+            [os.path.join(bin_dir, "tesserad"), "--state", self.dir, "--port", "0",
+             "--endpoint-file", endpoint, "--queue-policy", queue_policy,
+             "--heartbeat-timeout", "30"],
+            stdout=open(os.path.join(self.dir, "tesserad.log"), "w"), stderr=subprocess.STDOUT,
+            start_new_session=True))
+        try:
+            wait_until(lambda: os.path.exists(endpoint) and open(endpoint).read().strip(), 30,
+                       what="tesserad")
+        except BaseException:
+            self.stop()
+            raise
+        self.url = open(endpoint).read().strip()
+        t0 = time.time()
+        self.procs.append(subprocess.Popen(
+            [os.path.join(bin_dir, "tessera-agent"), "--server", self.url, "--node", "sim",
+             "--state", os.path.join(self.dir, "agent"), "--simulate-nodes", str(nodes),
+             "--simulate-gpus", f"{gpus_per_node}xH100", *agent_args],
+            stdout=open(os.path.join(self.dir, "agent.log"), "w"), stderr=subprocess.STDOUT,
+            start_new_session=True))
+        # For bench/run's clean-up should this script itself be killed.
+        with open(os.path.join(self.dir, "pids"), "w") as f:
+            f.write("".join(f"{p.pid}\n" for p in self.procs))
+        try:
+            wait_until(lambda: self.ready_nodes() >= nodes, 300, 0.5, f"{nodes} Tessera nodes")
+        except BaseException:
+            self.stop()
+            raise
+        self.start_seconds = time.time() - t0
+        log(f"tessera: {nodes} emulated nodes ready in {self.start_seconds:.1f} s ({self.url})")
+
+    def request(self, method, path, body=None, timeout=60):
+        data = body.encode() if isinstance(body, str) else body
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={"Content-Type": "application/yaml"})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return r.status, json.loads(r.read() or b"null")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"null")
+
+    def ready_nodes(self):
+        try:
+            _, body = self.request("GET", "/v1/nodes", timeout=10)
+        except (urllib.error.URLError, OSError, ValueError):
+            return 0
+        return sum(1 for n in body["nodes"] if n["status"] == "Ready")
+
+    def submit(self, spec):
+        status, body = self.request("POST", "/v1/jobs", spec)
+        if status != 201:
+            raise RuntimeError(f"tessera: submission refused ({status}): {body}")
+        return body
+
+    def jobs(self):
+        return self.request("GET", "/v1/jobs")[1]["jobs"]
+
+    def job(self, name):
+        return self.request("GET", f"/v1/jobs/default/{name}")[1]
+
+    def cancel(self, name):
+        return self.request("DELETE", f"/v1/jobs/default/{name}")[0]
+
+    def stop(self):
+        # The agent first (it stops its tasks), then the controller.
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.wait()
+        self.procs = []
+
+    def cpu_seconds(self):
+        """CPU time (user + system) of tesserad and the agent so far."""
+        total = 0
+        for p in self.procs:
+            try:
+                fields = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+            except (OSError, IndexError, ValueError):
+                pass
+        return total / os.sysconf("SC_CLK_TCK")
+
+    def rss_mib(self):
+        total = 0
+        for p in self.procs:
+            try:
+                for line in open(f"/proc/{p.pid}/status"):
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+            except OSError:
+                pass
+        return total / 1024
+
+
+def tessera_spec(name, gpus, command, gpus_per_node=8, kind=None):
+    """One job: a BatchJob task for the burst, a TrainingJob (gang of whole nodes above 8)."""
+    if kind == "BatchJob":
+        body = f"  tasks: 1\n  gpusPerTask: {gpus}\n"
+    elif gpus > gpus_per_node:
+        body = f"  workers: {gpus // gpus_per_node}\n  gpusPerWorker: {gpus_per_node}\n"
+    else:
+        body = f"  workers: 1\n  gpusPerWorker: {gpus}\n"
+    return (f"apiVersion: tessera/v1\nkind: {kind or 'TrainingJob'}\nmetadata: {{name: {name}}}\n"
+            f"spec:\n{body}  maxRestarts: 0\n  gracePeriodSeconds: 1\n  shell: true\n"
+            f"  command: [{json.dumps(command)}]\n")
+
+
+# --- Slurm -----------------------------------------------------------------------------------
+
+class Slurm:
+    def __init__(self, workdir, nodes, gpus_per_node=8, port=26800, start_timeout=900):
+        self.nodes = nodes
+        self.dir = tempfile.mkdtemp(prefix="slurm-", dir=workdir)
+        self.env = dict(os.environ, SLURM_CONF=os.path.join(self.dir, "slurm.conf"),
+                        SLURM_BENCH_PORT=str(port), SLURM_BENCH_START_TIMEOUT=str(start_timeout))
+        t0 = time.time()
+        r = subprocess.run([os.path.join(HERE, "slurm", "cluster.sh"), "start", self.dir,
+                            str(nodes), str(gpus_per_node)], env=self.env, capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            self.stop()
+            raise RuntimeError(f"slurm with {nodes} nodes did not start: {r.stderr.strip()}")
+        self.start_seconds = time.time() - t0
+        log(f"slurm: {nodes} slurmd ready in {self.start_seconds:.1f} s ({self.dir})")
+
+    def run(self, *argv, check=True):
+        r = subprocess.run(list(argv), env=self.env, capture_output=True, text=True)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)}: {r.stderr.strip()}")
+        return r.stdout
+
+    def sbatch(self, name, gpus, command, gpus_per_node=8, time_limit_min=None):
+        argv = ["sbatch", "--parsable", "-J", name, "-o", "/dev/null"]
+        if gpus > gpus_per_node:
+            argv += ["-N", str(gpus // gpus_per_node), "--exclusive"]
+        else:
+            argv += ["-N", "1", "-c", str(gpus)]
+        if time_limit_min is not None:
+            argv += ["-t", str(time_limit_min)]
+        argv += ["--wrap", command]
+        return self.run(*argv).strip().split(";")[0]
+
+    def count(self, state):
+        return len(self.run("squeue", "-h", "-t", state, "-o", "%i", check=False).split())
+
+    def stop(self):
+        subprocess.run([os.path.join(HERE, "slurm", "cluster.sh"), "stop", self.dir],
+                       env=self.env, capture_output=True)
+
+    def rss_mib(self):
+        total = 0
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                comm = open(f"/proc/{pid}/comm").read().strip()
+                if comm in ("slurmd", "slurmctld", "munged"):
+                    for line in open(f"/proc/{pid}/status"):
+                        if line.startswith("VmRSS:"):
+                            total += int(line.split()[1])
+            except OSError:
+                pass
+        return total / 1024
+
+    def jobcomp(self):
+        """Finished jobs from jobcomp/filetxt: name -> {submit, start, end} (whole seconds)."""
+        out = {}
+        path = os.path.join(self.dir, "jobcomp.txt")
+        if not os.path.exists(path):
+            return out
+        for line in open(path):
+            f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+            def ts(k):
+                return datetime.datetime.strptime(f[k], "%Y-%m-%dT%H:%M:%S").timestamp()
+            out[f["Name"]] = {"submit": ts("SubmitTime"), "start": ts("StartTime"),
+                              "end": ts("EndTime"), "state": f.get("JobState")}
+        return out
+
+
+# --- Burst -----------------------------------------------------------------------------------
+
+def marker_times(marker_dir, names):
+    """When each job's process created its marker file (the file's mtime, ns resolution)."""
+    out = {}
+    for n in names:
+        try:
+            out[n] = os.stat(os.path.join(marker_dir, n)).st_mtime_ns / 1e9
+        except OSError:
+            pass
+    return out
+
+
+def marker_command(marker_dir, name):
+    # The same shell line on both systems: the shell creates the marker (a builtin, no extra
+    # process), then becomes the sleep.
+    return f": > {marker_dir}/{name}; exec sleep 3600"
+
+
+def burst_tessera(args, nodes, jobs):
+    c = Tessera(args.bin_dir, args.workdir, nodes)
+    try:
+        # What keeping `nodes` nodes alive costs: the control plane's CPU over 10 idle seconds
+        # (every node heartbeats once a second).
+        cpu0, w0 = c.cpu_seconds(), time.time()
+        time.sleep(10)
+        idle_cpu = (c.cpu_seconds() - cpu0) / (time.time() - w0)
+        markers = tempfile.mkdtemp(prefix="markers-", dir=args.workdir)
+        # The blocker fills every GPU; the burst queues behind it and is released by its cancel.
+        c.submit(tessera_spec("blocker", nodes * 8, "exec sleep 100000"))
+        wait_until(lambda: c.job("blocker")["runningTasks"] == nodes, 120, 0.2, "blocker running")
+        names = [f"b-{i:05d}" for i in range(jobs)]
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda n: c.submit(tessera_spec(n, 1, marker_command(markers, n),
+                                                          kind="BatchJob")), names))
+        wait_until(lambda: sum(1 for j in c.jobs() if j["phase"] == "Pending") >= jobs, 60, 0.2,
+                   "burst queued")
+        rss_before = c.rss_mib()
+        t0 = time.time()
+        if c.cancel("blocker") != 202:
+            raise RuntimeError("tessera: cannot cancel the blocker")
+        wait_until(lambda: len(marker_times(markers, names)) == jobs, 600, 0.1,
+                   "every burst process running")
+        running = marker_times(markers, names)
+        bound = []
+        for n in names:
+            d = c.job(n)
+            bound.append(min(t["createdMs"] for t in d["taskList"]) / 1000.0)
+        res = {"bound_s": max(bound) - t0, "running_s": max(running.values()) - t0,
+               "first_running_s": min(running.values()) - t0, "start_seconds": c.start_seconds,
+               "rss_mib": rss_before, "idle_cpu_fraction": idle_cpu}
+        log(f"tessera burst {jobs} on {nodes}x8: bound {res['bound_s']:.2f} s, "
+            f"running {res['running_s']:.2f} s")
+        return res
+    finally:
+        c.stop()
+
+
+def burst_slurm(args, nodes, jobs):
+    s = Slurm(args.workdir, nodes, port=args.slurm_port)
+    try:
+        markers = tempfile.mkdtemp(prefix="markers-", dir=args.workdir)
+        s.run("sbatch", "-J", "blocker", "-o", "/dev/null", "-N", str(nodes), "--exclusive",
+              "--wrap", "exec sleep 100000")
+        wait_until(lambda: s.count("R") == 1, 120, 0.2, "blocker running")
+        names = [f"b-{i:05d}" for i in range(jobs)]
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda n: s.sbatch(n, 1, marker_command(markers, n)), names))
+        wait_until(lambda: s.count("PD") >= jobs, 60, 0.2, "burst queued")
+        rss_before = s.rss_mib()
+        t0 = time.time()
+        s.run("scancel", "-n", "blocker")
+        # Bound: no job pending any more (squeue polled every 0.2 s).
+        wait_until(lambda: s.count("PD") == 0, 900, 0.2, "every burst job bound")
+        bound = time.time() - t0
+        wait_until(lambda: len(marker_times(markers, names)) == jobs, 900, 0.2,
+                   "every burst process running")
+        running = marker_times(markers, names)
+        res = {"bound_s": bound, "running_s": max(running.values()) - t0,
+               "first_running_s": min(running.values()) - t0, "start_seconds": s.start_seconds,
+               "rss_mib": rss_before, "bound_resolution_s": 0.2}
+        log(f"slurm burst {jobs} on {nodes} nodes: bound {res['bound_s']:.2f} s, "
+            f"running {res['running_s']:.2f} s")
+        return res
+    finally:
+        s.stop()
+
+
+# --- Trace replay ----------------------------------------------------------------------------
+
+def trace_slice(args):
+    """Rows [start, start+count) of the ITP file with 1..8 GPUs or whole nodes of 8, times divided
+    by the compression factor and rounded to whole seconds (durations at least 1 s)."""
+    rows = list(csv.DictReader(open(args.trace)))
+    jobs = []
+    for r in rows[args.slice_start:]:
+        g, d = int(r["num_gpu"]), float(r["duration"])
+        if g < 1 or d <= 0 or (g > 8 and g % 8 != 0) or g > args.replay_nodes * 8:
+            continue
+        jobs.append({"id": r["job_id"], "submit": float(r["submission_time"]), "duration": d,
+                     "gpus": g})
+        if len(jobs) == args.slice_jobs:
+            break
+    base = jobs[0]["submit"]
+    for i, j in enumerate(jobs):
+        j["name"] = f"r-{i:04d}"
+        j["submit_s"] = int(round((j["submit"] - base) / args.compress))
+        j["duration_s"] = max(1, int(round(j["duration"] / args.compress)))
+    return jobs
+
+
+def write_slice_csv(jobs, path):
+    with open(path, "w") as f:
+        f.write("job_id,submission_time,duration,num_gpu\n")
+        for j in jobs:
+            f.write(f"{j['name']},{j['submit_s']},{j['duration_s']},{j['gpus']}\n")
+
+
+def replay_metrics(records, total_gpus):
+    """records: name -> (gpus, submit, start, end) in seconds. The simulator's definitions:
+    queueing delay = first start - submit; utilisation = allocated GPU-seconds / (GPUs x (last
+    finish - first submit))."""
+    delays = [r[2] - r[1] for r in records.values()]
+    first = min(r[1] for r in records.values())
+    last = max(r[3] for r in records.values())
+    busy = sum(r[0] * (r[3] - r[2]) for r in records.values())
+    return {"jobs": len(records), "mean_queue_s": statistics.mean(delays),
+            "p95_queue_s": percentile(delays, 95), "gpu_utilisation": busy / (total_gpus * (last - first)),
+            "makespan_s": last - first}
+
+
+def submit_on_schedule(jobs, submit_one):
+    """Submits each job at its compressed time from now; returns the worst lateness (s)."""
+    t0 = time.time()
+    late = 0.0
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        futures = []
+        for j in jobs:
+            delay = t0 + j["submit_s"] - time.time()
+            if delay > 0:
+                time.sleep(delay)
+            late = max(late, time.time() - t0 - j["submit_s"])
+            futures.append(pool.submit(submit_one, j))
+        for f in futures:
+            f.result()
+    return late
+
+
+def replay_tessera(args, jobs):
+    c = Tessera(args.bin_dir, args.workdir, args.replay_nodes, queue_policy="fifo")
+    try:
+        late = submit_on_schedule(jobs, lambda j: c.submit(
+            tessera_spec(j["name"], j["gpus"], f"exec sleep {j['duration_s']}")))
+        names = {j["name"]: j for j in jobs}
+        wait_until(lambda: all(x["phase"] in ("Succeeded", "Failed", "Cancelled")
+                               for x in c.jobs() if x["name"] in names), 3600, 1.0,
+                   "every replayed job finished")
+        records = {}
+        for x in c.jobs():
+            if x["name"] in names:
+                records[x["name"]] = (names[x["name"]]["gpus"], x["submitTimeMs"] / 1000.0,
+                                      x["startTimeMs"] / 1000.0, x["finishTimeMs"] / 1000.0)
+        m = replay_metrics(records, args.replay_nodes * 8)
+        m["submit_lateness_max_s"] = late
+        m["failed"] = sum(1 for x in c.jobs() if x["name"] in names and x["phase"] != "Succeeded")
+        log(f"tessera live replay: {m}")
+        return m
+    finally:
+        c.stop()
+
+
+def replay_slurm(args, jobs):
+    s = Slurm(args.workdir, args.replay_nodes, port=args.slurm_port)
+    try:
+        # Backfill needs time limits: each job asks for its duration rounded up to minutes
+        # (Slurm's unit), as users do.
+        late = submit_on_schedule(jobs, lambda j: s.sbatch(
+            j["name"], j["gpus"], f"exec sleep {j['duration_s']}",
+            time_limit_min=max(1, math.ceil(j["duration_s"] / 60.0)) + 1))
+        names = {j["name"]: j for j in jobs}
+        wait_until(lambda: len(set(s.jobcomp()) & set(names)) == len(names), 3600, 1.0,
+                   "every replayed Slurm job finished")
+        comp = s.jobcomp()
+        records = {n: (names[n]["gpus"], comp[n]["submit"], comp[n]["start"], comp[n]["end"])
+                   for n in names}
+        m = replay_metrics(records, args.replay_nodes * 8)
+        m["submit_lateness_max_s"] = late
+        m["failed"] = sum(1 for n in names if comp[n]["state"] != "COMPLETED")
+        log(f"slurm replay: {m}")
+        return m
+    finally:
+        s.stop()
+
+
+def replay_sim(args, jobs):
+    """Tessera's simulator on the same slice: fifo (the live cluster's policy) and backfill with
+    oracle durations (closest to Slurm's backfill on exact time limits)."""
+    out = tempfile.mkdtemp(prefix="sim-", dir=args.workdir)
+    path = os.path.join(out, "slice.csv")
+    write_slice_csv(jobs, path)
+    r = subprocess.run([os.path.join(args.bin_dir, "tessera"), "sim", "--experiment", "replay",
+                        "--trace", path, "--cluster", f"{args.replay_nodes}x8",
+                        "--policy", "fifo,backfill", "--out", out],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"tessera sim: {r.stderr.strip()}")
+    summary = json.load(open(os.path.join(out, "summary.json")))
+    results = {}
+    for run in summary["results"]:
+        results[run["policy"]] = {
+            "jobs": run["jobs"]["finished"], "mean_queue_s": run["queue_seconds"]["mean"],
+            "p95_queue_s": run["queue_seconds"]["p95"],
+            "gpu_utilisation": run["gpu_allocation_ratio"],
+            "makespan_s": run["makespan_seconds"], "oracle": run["oracle"]}
+    log(f"simulator: {results}")
+    return results
+
+
+# --- Report ----------------------------------------------------------------------------------
+
+def machine():
+    model = ""
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    mem = 0
+    for line in open("/proc/meminfo"):
+        if line.startswith("MemTotal:"):
+            mem = int(line.split()[1]) / 1024 / 1024
+    return {"cores": os.cpu_count(), "cpu": model, "memory_gib": round(mem, 1),
+            "kernel": platform.release(), "load_average": os.getloadavg()}
+
+
+BEGIN = "<!-- bench/run: begin (generated by bench/run from out/.../results.json; edit the script, not this) -->"
+END = "<!-- bench/run: end -->"
+
+
+def fmt_s(v):
+    return "n/a" if v is None else (f"{v:.2f}" if v < 100 else f"{v:.0f}")
+
+
+def ratio(a, b):
+    return "n/a" if not a or not b else f"{b / a:.1f}x"
+
+
+def render(results):
+    m = results["machine"]
+    la, le = m["load_average"], m.get("load_average_end", m["load_average"])
+    lines = [BEGIN, "", "## Tessera and Slurm side by side (`bench/run`)", "",
+             f"Run {results['date']} on the development VM: {m['cores']} cores ({m['cpu']}), "
+             f"{m['memory_gib']} GiB, kernel {m['kernel']}; load average "
+             f"{la[0]:.1f} at the start and {le[0]:.1f} at the end (other engineers' builds share "
+             "the machine, so absolute times vary between runs: compare the ratios, which come "
+             "from this one run). Slurm: `" + results["slurm_version"] + "` from Debian 12, one "
+             "`slurmd` per emulated node on 127.0.0.1, `select/cons_tres`, `sched/backfill`. "
+             "**" + results["slurm_gpu_model"] + "**. Tessera: one `tesserad` and one "
+             "`tessera-agent --simulate-nodes N` (simulated GPUs); every task is a real process "
+             "on both systems.", ""]
+    if results.get("burst"):
+        lines += ["### Burst: single-GPU `sleep` jobs released at once", "",
+                  "The cluster is full with one blocking job on every GPU (Slurm: `--exclusive` "
+                  "on all nodes); the burst is queued behind it, then the blocker is cancelled. "
+                  "Times from the cancel request. *Bound*: Tessera, the last task's creation "
+                  "(bind) in its records; Slurm, the first `squeue` poll (every 0.2 s) with no "
+                  "job pending. *Running*: the time the job's process wrote into its marker file "
+                  "(same command on both).", "",
+                  "| cluster | jobs | measure | Tessera | Slurm | Slurm / Tessera | target |",
+                  "|---|---:|---|---:|---:|---:|---:|"]
+        for row in results["burst"]:
+            t, sl = row["tessera"], row["slurm"]
+            c = f"{row['nodes']:,} x {row['gpus_per_node']}"
+            if "error" in sl:
+                lines.append(f"| {c} | {row['jobs']:,} | all bound, s | {fmt_s(t['bound_s'])} | "
+                             f"did not run: {sl['error']} | | |")
+                lines.append(f"| {c} | {row['jobs']:,} | all running, s | "
+                             f"{fmt_s(t['running_s'])} | | | |")
+                continue
+            lines.append(f"| {c} | {row['jobs']:,} | all bound, s | {fmt_s(t['bound_s'])} | "
+                         f"{fmt_s(sl['bound_s'])} | **{ratio(t['bound_s'], sl['bound_s'])}** | 20x |")
+            lines.append(f"| {c} | {row['jobs']:,} | all running, s | {fmt_s(t['running_s'])} | "
+                         f"{fmt_s(sl['running_s'])} | **{ratio(t['running_s'], sl['running_s'])}** | 10x |")
+            lines.append(f"| {c} | {row['jobs']:,} | first running, s | "
+                         f"{fmt_s(t['first_running_s'])} | {fmt_s(sl['first_running_s'])} | "
+                         f"{ratio(t['first_running_s'], sl['first_running_s'])} | |")
+            lines.append(f"| {c} | | cluster start, s | {fmt_s(t['start_seconds'])} | "
+                         f"{fmt_s(sl['start_seconds'])} | {ratio(t['start_seconds'], sl['start_seconds'])} | |")
+            if "idle_cpu_fraction" in t:
+                lines.append(f"| {c} | | Tessera control plane CPU when idle (heartbeats) | "
+                             f"{100 * t['idle_cpu_fraction']:.1f}% of a core | | | |")
+            lines.append(f"| {c} | | daemons' memory, MiB | {t['rss_mib']:.0f} | "
+                         f"{sl['rss_mib']:.0f} | {ratio(t['rss_mib'], sl['rss_mib'])} | |")
+        lines.append("")
+    rep = results.get("replay")
+    if rep:
+        t, sl, sim = rep["tessera"], rep["slurm"], rep["sim"]
+        fifo, bf = sim.get("fifo", {}), sim.get("backfill", {})
+        lines += ["### Trace replay, three ways", "",
+                  f"{rep['jobs']} jobs of `{rep['trace']}` from row {rep['slice_start']} (jobs of "
+                  f"1-8 GPUs, or whole 8-GPU nodes), submit times and durations divided by "
+                  f"{rep['compress']:.0f} and rounded to whole seconds (at least 1 s), on "
+                  f"{rep['nodes']} x {rep['gpus_per_node']} GPUs. Each system's own records: "
+                  "Slurm's `jobcomp/filetxt` (whole seconds), Tessera's job records (ms), the "
+                  "simulator's summary. Queueing delay: first start - submit. GPU utilisation: "
+                  "allocated GPU-seconds / (GPUs x (last finish - first submit)). Slurm jobs ask "
+                  "for their duration rounded up to minutes plus one minute (`-t`), which its "
+                  "backfill uses; the live Tessera cluster has no run-time estimates, so it runs "
+                  "`fifo` and the simulator's matching policy is `fifo`.", "",
+                  "| measure | Slurm (backfill) | Tessera live (fifo) | Tessera simulator (fifo) "
+                  "| simulator / live | simulator (backfill, oracle) |",
+                  "|---|---:|---:|---:|---:|---:|"]
+
+        def row(label, key, pct=False):
+            f = (lambda v: "n/a" if v is None else f"{100 * v:.1f}%") if pct else fmt_s
+            r = "n/a" if not t.get(key) or fifo.get(key) is None else f"{fifo[key] / t[key]:.3f}"
+            lines.append(f"| {label} | {f(sl.get(key))} | {f(t.get(key))} | {f(fifo.get(key))} "
+                         f"| {r} | {f(bf.get(key))} |")
+        row("mean queueing delay, s", "mean_queue_s")
+        row("p95 queueing delay, s", "p95_queue_s")
+        row("GPU utilisation", "gpu_utilisation", pct=True)
+        row("makespan, s", "makespan_s")
+        lines.append(f"| jobs finished (failed) | {sl['jobs']} ({sl['failed']}) | {t['jobs']} "
+                     f"({t['failed']}) | {fifo.get('jobs')} | | {bf.get('jobs')} |")
+        lines.append(f"| worst submission lateness, s | {fmt_s(sl['submit_lateness_max_s'])} | "
+                     f"{fmt_s(t['submit_lateness_max_s'])} | 0 | | 0 |")
+        lines.append("")
+    lines.append(END)
+    return "\n".join(lines) + "\n"
+
+
+def update_doc(path, section):
+    text = open(path).read() if os.path.exists(path) else ""
+    if BEGIN.split(" (")[0] in text and END in text:
+        head = text[:text.index(BEGIN.split(" (")[0])]
+        tail = text[text.index(END) + len(END):].lstrip("\n")
+        text = head + section + ("\n" + tail if tail else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    open(path, "w").write(text)
+
+
+def main():
+    # SIGTERM unwinds like Ctrl-C, so that every cluster's `finally` stops its daemons.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--bin-dir", help="where tessera, tesserad and tessera-agent are")
+    ap.add_argument("--out", help="results directory")
+    ap.add_argument("--workdir", default=None)
+    ap.add_argument("--parts", default="burst,replay")
+    ap.add_argument("--burst-jobs", type=int, default=1000)
+    ap.add_argument("--burst-nodes", default="128,1000")
+    ap.add_argument("--slurm-port", type=int, default=26800)
+    ap.add_argument("--trace", default=os.path.join(REPO, "..", "shared", "traces",
+                                                    "microsoft-itp-2021", "cluster04.csv"))
+    ap.add_argument("--slice-start", type=int, default=2000)
+    ap.add_argument("--slice-jobs", type=int, default=500)
+    ap.add_argument("--compress", type=float, default=1200)
+    ap.add_argument("--replay-nodes", type=int, default=32)
+    ap.add_argument("--doc", help="regenerate the section of this Markdown file")
+    ap.add_argument("--render", metavar="RESULTS_JSON", help="only regenerate --doc from a run")
+    args = ap.parse_args()
+    if args.render:
+        update_doc(args.doc, render(json.load(open(args.render))))
+        return
+    if not args.bin_dir or not args.out:
+        ap.error("--bin-dir and --out are required")
+    os.makedirs(args.out, exist_ok=True)
+    args.workdir = args.workdir or tempfile.mkdtemp(prefix="bench-")
+    results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "machine": machine(), "slurm_gpu_model": GPU_MODEL_NOTE,
+               "slurm_version": subprocess.run(["slurmctld", "-V"], capture_output=True,
+                                               text=True).stdout.strip()}
+    parts = args.parts.split(",")
+    if "burst" in parts:
+        results["burst"] = []
+        for nodes in [int(n) for n in args.burst_nodes.split(",")]:
+            row = {"nodes": nodes, "gpus_per_node": 8, "jobs": args.burst_jobs}
+            row["tessera"] = burst_tessera(args, nodes, args.burst_jobs)
+            try:
+                row["slurm"] = burst_slurm(args, nodes, args.burst_jobs)
+            except (RuntimeError, TimeoutError) as e:
+                row["slurm"] = {"error": str(e)}
+                log(f"slurm at {nodes} nodes: {e}")
+            results["burst"].append(row)
+            json.dump(results, open(os.path.join(args.out, "results.json"), "w"), indent=2)
+    if "replay" in parts:
+        jobs = trace_slice(args)
+        rep = {"trace": os.path.relpath(args.trace, REPO), "slice_start": args.slice_start,
+               "jobs": len(jobs), "compress": args.compress, "nodes": args.replay_nodes,
+               "gpus_per_node": 8}
+        write_slice_csv(jobs, os.path.join(args.out, "replay-slice.csv"))
+        rep["sim"] = replay_sim(args, jobs)
+        rep["tessera"] = replay_tessera(args, jobs)
+        rep["slurm"] = replay_slurm(args, jobs)
+        results["replay"] = rep
+    results["machine"]["load_average_end"] = os.getloadavg()
+    json.dump(results, open(os.path.join(args.out, "results.json"), "w"), indent=2)
+    log(f"results in {args.out}/results.json")
+    if args.doc:
+        update_doc(args.doc, render(results))
+        log(f"tables written to {args.doc}")
+
+
+if __name__ == "__main__":
+    main()
