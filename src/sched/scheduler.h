@@ -17,13 +17,15 @@
 #include "sched/decision.h"
 #include "sched/placement/placement_policy.h"
 #include "sched/placement/task_placer.h"
+#include "sched/preemption/victim_search.h"
 #include "sched/queue/queue_policy.h"
+#include "sched/quota/queue_tree.h"
 #include "sched/snapshot.h"
 
 namespace tessera {
 
 struct SchedulerConfig {
-  std::string queue_policy = "fifo";         // fifo | backfill | srtf | srsf | las
+  std::string queue_policy = "fifo";  // fifo | backfill | srtf | srsf | las | drf | drf-naive
   std::string placement_policy = "bestfit";  // see PlacementPolicyNames()
   // How jobs of several tasks are placed: "topology" (default) inside the tightest domain
   // allowed by their require/prefer levels, ranks domain by domain; "greedy" task by task on
@@ -35,6 +37,9 @@ struct SchedulerConfig {
   bool memoize_scores = true;
   QueuePolicyConfig queue;
   PlacementConfig placement;
+  // The queue tree (hierarchical quotas): required by drf and drf-naive, which schedule with
+  // ScheduleFairShare (sched/quota/fair_share_cycle.h) instead of the cycles below.
+  std::shared_ptr<const QueueTree> queues;
 };
 
 class Scheduler {
@@ -63,6 +68,9 @@ class Scheduler {
 
   std::shared_ptr<const QueuePolicy> queue_;
   std::shared_ptr<const PlacementPolicy> placement_;
+  // Fair share (drf, drf-naive): the tree and how victims are chosen; null otherwise.
+  std::shared_ptr<const QueueTree> queues_;
+  VictimOrder victims_ = VictimOrder::kCheckpointAware;
   std::shared_ptr<ScoreCache> cache_;  // memo only; does not change any decision
   // The topology tree of the cluster last scheduled (built once, rebuilt if the cluster
   // changes); null for "greedy" gang placement.
