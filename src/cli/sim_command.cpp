@@ -114,8 +114,8 @@ void PrintQueueTable(const nlohmann::json& results, const QueueTree& tree) {
       std::cout << fmt::format(
           "{:<28} {:<10} {:>7.1f}% {:>7.1f}% {:>12.0f} {:>12.0f} {:>9} {:>10.1f}\n", path,
           r["policy"].get<std::string>(), 100 * q["entitlement"].get<double>(),
-          100 * q["share_mean"].get<double>(), q["jct_seconds"].get<double>(),
-          q["queue_seconds"].get<double>(), q["preemptions"].get<std::int64_t>(),
+          100 * q["share_mean"].get<double>(), q["jct_seconds"]["mean"].get<double>(),
+          q["queue_seconds"]["mean"].get<double>(), q["preemptions"].get<std::int64_t>(),
           q["gpu_hours_lost_to_preemption"].get<double>());
     }
   }

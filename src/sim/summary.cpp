@@ -42,17 +42,12 @@ struct JobStats {
     preemptions += j.preemptions;
     gpu_seconds_lost += j.gpu_seconds_lost;
   }
-  // Flat numbers: jct_seconds and queue_seconds are means; percentiles have their own keys.
+  // jct_seconds and queue_seconds as at the top level of a result (mean, p50, p95, ...).
   nlohmann::json Json() const {
-    const Distribution d = Summarize(jct), q = Summarize(queue);
     return {{"jobs", jobs},
             {"finished", finished},
-            {"jct_seconds", d.mean},
-            {"jct_p50_seconds", d.p50},
-            {"jct_p95_seconds", d.p95},
-            {"queue_seconds", q.mean},
-            {"queue_p50_seconds", q.p50},
-            {"queue_p95_seconds", q.p95},
+            {"jct_seconds", DistJson(Summarize(jct))},
+            {"queue_seconds", DistJson(Summarize(queue))},
             {"preemptions", preemptions},
             {"gpu_hours_lost_to_preemption", gpu_seconds_lost / 3600.0}};
   }
@@ -69,9 +64,23 @@ nlohmann::json QueuesJson(const ReplayResult& r) {
     }
     stats[j.queue].Add(j);
   }
+  // Share over time for the queues worth a chart: the top-level queues of a tree with inner
+  // queues, and the 12 leaves that held the most GPU-time.
+  std::vector<const QueueShare*> leaves;
+  for (const auto& q : r.queues) {
+    if (q.leaf) leaves.push_back(&q);
+  }
+  std::stable_sort(leaves.begin(), leaves.end(), [](const QueueShare* a, const QueueShare* b) {
+    return a->gpu_seconds > b->gpu_seconds;
+  });
+  if (leaves.size() > 12) leaves.resize(12);
   auto out = nlohmann::json::object();
   for (const auto& q : r.queues) {
     nlohmann::json e = stats[q.path].Json();
+    const bool top_inner = !q.leaf && q.path.find('/') == std::string::npos;
+    if (top_inner || std::find(leaves.begin(), leaves.end(), &q) != leaves.end()) {
+      e["share_over_time"] = Series(q.share);
+    }
     e["entitlement"] = q.entitlement;
     e["share_mean"] = q.share_mean;
     e["leaf"] = q.leaf;
@@ -79,26 +88,6 @@ nlohmann::json QueuesJson(const ReplayResult& r) {
     e["gpu_hours"] = q.gpu_seconds / 3600.0;
     out[q.path] = std::move(e);
   }
-  return out;
-}
-
-// Share over time of the queues worth a chart: the top-level queues of a tree with inner
-// queues, and the 12 leaves that held the most GPU-time.
-nlohmann::json QueueShareSeries(const ReplayResult& r) {
-  std::vector<const QueueShare*> leaves;
-  auto out = nlohmann::json::object();
-  for (const auto& q : r.queues) {
-    if (q.leaf) {
-      leaves.push_back(&q);
-    } else if (q.path.find('/') == std::string::npos) {
-      out[q.path] = Series(q.share);
-    }
-  }
-  std::stable_sort(leaves.begin(), leaves.end(), [](const QueueShare* a, const QueueShare* b) {
-    return a->gpu_seconds > b->gpu_seconds;
-  });
-  if (leaves.size() > 12) leaves.resize(12);
-  for (const QueueShare* q : leaves) out[q->path] = Series(q->share);
   return out;
 }
 
@@ -180,8 +169,7 @@ nlohmann::json ReplayResultJson(const ReplayResult& r) {
       {"series",
        {{"jct_cdf", Series(CdfPoints(jct, 200))},
         {"gpus_allocated", Series(r.gpus_allocated)},
-        {"queue_length", Series(r.queue_length)},
-        {"queue_share", QueueShareSeries(r)}}},
+        {"queue_length", Series(r.queue_length)}}},
       {"sim_wall_seconds", r.wall_seconds}};
 }
 

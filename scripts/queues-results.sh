@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Fair share and preemption on real traces (docs/results.md section 6): Philly-15k on 64×8
+# GPUs with examples/queues.yaml and with one queue per user, and ITP cluster04 on 64×8 with
+# the synthetic teams of examples/queues-itp.yaml; each under fifo, drf (checkpoint-aware
+# victims) and drf-naive (Kueue/Volcano victim order), checkpoints every 30 minutes.
+# Prints Markdown tables for docs/results.md; the reports are under out/queues-results/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${TESSERA_BIN:-./build/tessera}
+traces=${TESSERA_TRACES:-../shared/traces}
+out=out/queues-results
+mkdir -p "$out"
+run() {  # name trace cluster [queue file]
+  local queues=()
+  if [[ $# -ge 4 ]]; then queues=(--queues "$4"); fi
+  "$bin" sim --experiment replay --trace "$2" --cluster "$3" "${queues[@]}" \
+    --policy fifo,drf,drf-naive --checkpoint-interval 1800 --out "$out/$1" >/dev/null 2>"$out/$1.log"
+}
+run philly-queues "$traces/philly-15k/philly_data_training.csv" 64x8 examples/queues.yaml
+run philly-per-user "$traces/philly-15k/philly_data_training.csv" 64x8
+run itp-cluster04-teams "$traces/microsoft-itp-2021/cluster04.csv" 64x8 examples/queues-itp.yaml
+python3 scripts/queues_table.py "$out"
