@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Fair share and preemption on real traces (docs/results.md section 6): Philly-15k on 64×8
-# GPUs with examples/queues.yaml and with one queue per user, and ITP cluster04 on 64×8 with
-# the synthetic teams of examples/queues-itp.yaml; each under fifo, drf (checkpoint-aware
-# victims) and drf-naive (Kueue/Volcano victim order), checkpoints every 30 minutes.
+# GPUs with examples/queues.yaml and with one queue per user, and every ITP cluster with the
+# synthetic teams of examples/queues-itp.yaml, each on the smallest cluster of 8-GPU nodes above
+# its mean GPU demand that holds its largest job (cluster04: 64×8 as in section 2); each under
+# fifo, drf (checkpoint-aware victims) and drf-naive (Kueue/Volcano victim order), checkpoints
+# every 30 minutes.
 # Prints Markdown tables for docs/results.md; the reports are under out/queues-results/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,5 +20,9 @@ run() {  # name trace cluster [queue file]
 }
 run philly-queues "$traces/philly-15k/philly_data_training.csv" 64x8 examples/queues.yaml
 run philly-per-user "$traces/philly-15k/philly_data_training.csv" 64x8
-run itp-cluster04-teams "$traces/microsoft-itp-2021/cluster04.csv" 64x8 examples/queues-itp.yaml
+for c in 01:8x8 02:11x8 04:64x8 05:2x8 07:32x8 09:4x8 10:2x8; do
+  run "itp-cluster${c%%:*}-teams" "$traces/microsoft-itp-2021/cluster${c%%:*}.csv" "${c#*:}" \
+    examples/queues-itp.yaml
+done
 python3 scripts/queues_table.py "$out"
+python3 scripts/queues_plots.py "$out" docs/img itp-cluster04-teams philly-queues
