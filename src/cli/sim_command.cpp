@@ -43,6 +43,7 @@ struct SimFlags {
   std::uint64_t seed = 0;
   double restart_cost_seconds = 0;
   std::string queues;  // replay: queue tree YAML (docs/quotas.md); empty = a queue per user
+  std::string queue_map;  // replay: CSV user,queue or job,queue (with --queues)
   std::vector<double> las_thresholds;
   int threads = 0;
   std::string out = "out/sim";
@@ -304,10 +305,16 @@ int RunSim(const SimFlags& flags) {
     if (!flags.queues.empty()) {
       auto t = LoadQueueTree(flags.queues, capacity);
       if (!t) return Fail("--queues: " + t.error().message);
+      if (!flags.queue_map.empty()) {
+        if (auto ok = ApplyQueueMap(jobs, *t, flags.queue_map); !ok) {
+          return Fail("--queue-map: " + ok.error().message);
+        }
+      }
       if (auto ok = AssignQueues(jobs, *t, flags.queues); !ok)
         return Fail("--queues: " + ok.error().message);
       tree = std::make_shared<const QueueTree>(std::move(*t));
     } else {
+      if (!flags.queue_map.empty()) return Fail("--queue-map: needs --queues");
       tree = std::make_shared<const QueueTree>(QueuePerUser(jobs, capacity));
     }
     if (flags.checkpoint_interval_seconds < 0) return Fail("--checkpoint-interval: must be >= 0");
@@ -377,6 +384,8 @@ void RegisterSimCommand(CLI::App& app) {
   sim->add_option(
       "--queues", flags->queues,
       "replay: queue tree YAML (docs/quotas.md); default: every user a queue with an equal share");
+  sim->add_option("--queue-map", flags->queue_map,
+                  "replay: CSV user,queue or job,queue assigning jobs to leaf queues of --queues");
   sim->add_option("--las-thresholds", flags->las_thresholds, "las queue thresholds in GPU-seconds")->delimiter(',');
   sim->add_option("--threads", flags->threads, "worker threads (0 = one per core)")->capture_default_str();
   sim->add_option("--out", flags->out, "output directory")->capture_default_str();

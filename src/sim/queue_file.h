@@ -24,6 +24,11 @@ Result<QueueTree> LoadQueueTree(const std::string& path, const Resources& capaci
 // places is an error naming it (and `source`).
 Status AssignQueues(std::vector<Workload>& jobs, const QueueTree& tree, const std::string& source);
 
+// A mapping file: CSV with the header `user,queue` or `job,queue` (job = the trace's job id),
+// one row per user or job. Sets the queue of every matching job to that leaf's path, before
+// AssignQueues applies the tree's own rules to the rest. Errors name the file and line.
+Status ApplyQueueMap(std::vector<Workload>& jobs, const QueueTree& tree, const std::string& path);
+
 // The default tree when no queue file is given: every queue the jobs name (a trace's users) is
 // a leaf with an equal weight and an equal guaranteed share of the cluster.
 QueueTree QueuePerUser(const std::vector<Workload>& jobs, const Resources& capacity);

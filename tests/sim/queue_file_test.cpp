@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 namespace tessera {
 namespace {
 
@@ -112,6 +115,44 @@ TEST(QueueFileTest, WithoutAFileEveryUserIsAQueueWithAnEqualShare) {
   ASSERT_EQ(t.leaves().size(), 2U);
   EXPECT_DOUBLE_EQ(t.node(t.Find("x")).entitlement, 0.5);
   EXPECT_EQ(t.node(t.Find("y")).guaranteed.gpu_milli, 32'000);
+}
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const auto p = std::filesystem::temp_directory_path() / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+TEST(QueueFileTest, AMappingFileAssignsUsersOrJobsBeforeTheTreesRules) {
+  auto t = Load("unmatched: b\nqueues:\n  - name: a\n  - name: b\n  - name: c\n");
+  ASSERT_TRUE(t);
+  std::vector<Workload> jobs(3);
+  for (int i = 0; i < 3; ++i) {
+    jobs[static_cast<std::size_t>(i)].name = "job-" + std::to_string(i);
+    jobs[static_cast<std::size_t>(i)].user = i == 0 ? "ann" : "bob";
+  }
+  const std::string users = WriteTemp("tessera-qmap-users.csv", "user,queue\nann,c\n");
+  ASSERT_TRUE(ApplyQueueMap(jobs, *t, users));
+  const std::string by_job = WriteTemp("tessera-qmap-jobs.csv", "job,queue\r\njob-2,a\r\n");
+  ASSERT_TRUE(ApplyQueueMap(jobs, *t, by_job));
+  ASSERT_TRUE(AssignQueues(jobs, *t, "q.yaml"));
+  EXPECT_EQ(jobs[0].queue, "c");  // by user
+  EXPECT_EQ(jobs[1].queue, "b");  // unmatched rule
+  EXPECT_EQ(jobs[2].queue, "a");  // by job id
+
+  const std::string bad = WriteTemp("tessera-qmap-bad.csv", "user,queue\nann,c\nbob,zz\n");
+  auto r = ApplyQueueMap(jobs, *t, bad);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, bad + ":3: column 'queue': 'zz' is not a leaf queue of the tree");
+  const std::string header = WriteTemp("tessera-qmap-header.csv", "name,team\n");
+  r = ApplyQueueMap(jobs, *t, header);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, header + ":1: header 'name,team': expected user,queue or job,queue");
+  const std::string twice = WriteTemp("tessera-qmap-twice.csv", "user,queue\nann,a\nann,b\n");
+  r = ApplyQueueMap(jobs, *t, twice);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, twice + ":3: 'ann' is mapped twice");
+  for (const auto& f : {users, by_job, bad, header, twice}) std::filesystem::remove(f);
 }
 
 }  // namespace
