@@ -4,7 +4,8 @@
 # synthetic teams of examples/queues-itp.yaml, each on the smallest cluster of 8-GPU nodes above
 # its mean GPU demand that holds its largest job (cluster04: 64×8 as in section 2); each under
 # fifo, drf (checkpoint-aware victims) and drf-naive (Kueue/Volcano victim order), checkpoints
-# every 30 minutes.
+# every 30 minutes. Also the synthetic 10,000-GPU LLM workload (tessera gen --preset llm-10k)
+# with its 20 teams as queues (examples/queues-llm-10k.yaml).
 # Prints Markdown tables for docs/results.md; the reports are under out/queues-results/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,5 +25,7 @@ for c in 01:8x8 02:11x8 04:64x8 05:2x8 07:32x8 09:4x8 10:2x8; do
   run "itp-cluster${c%%:*}-teams" "$traces/microsoft-itp-2021/cluster${c%%:*}.csv" "${c#*:}" \
     examples/queues-itp.yaml
 done
+"$bin" gen --preset llm-10k --jobs 6000 --days 7 --seed 1 --out "$out/llm-10k.csv" >/dev/null 2>&1
+run llm-10k-teams "$out/llm-10k.csv" examples/clusters/llm-10k.yaml examples/queues-llm-10k.yaml
 python3 scripts/queues_table.py "$out"
 python3 scripts/queues_plots.py "$out" docs/img itp-cluster04-teams philly-queues
