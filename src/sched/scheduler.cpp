@@ -276,6 +276,12 @@ void Scheduler::ScheduleWithPreemption(const Snapshot& snap, JobOrder& order, Cl
 Tick Scheduler::NextReorderTime(const Snapshot& snap) const {
   Tick next = kNever;
   for (const auto& v : snap.jobs) next = std::min(next, queue_->NextKeyChange(v, snap.now));
+  if (queues_) {  // drf: a running job becomes reclaimable when it has run the grace period
+    for (const auto& v : snap.jobs) {
+      const Tick ready = v.started + queues_->reclaim_grace();
+      if (v.phase == JobPhase::kRunning && ready > snap.now) next = std::min(next, ready);
+    }
+  }
   return next;
 }
 

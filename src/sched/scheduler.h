@@ -52,7 +52,8 @@ class Scheduler {
   Decisions Schedule(const Snapshot& snap, ClusterState& working) const;
 
   // The earliest instant after snap.now at which the order of the running jobs may change
-  // without any arrival or completion (e.g. a LAS threshold crossing), or kNever.
+  // without any arrival or completion (e.g. a LAS threshold crossing, or under drf a running
+  // job reaching the reclaim grace), or kNever.
   Tick NextReorderTime(const Snapshot& snap) const;
 
   const QueuePolicy& queue_policy() const { return *queue_; }

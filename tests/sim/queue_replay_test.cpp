@@ -98,5 +98,27 @@ TEST(QueueReplayTest, FifoNeverReclaimsAndStillReportsShares) {
   EXPECT_DOUBLE_EQ(j["queues"]["a"]["queue_seconds"]["mean"].get<double>(), 9000);
 }
 
+TEST(QueueReplayTest, ReclaimHappensWhenTheGraceEndsWithNoOtherEvent) {
+  Cluster c;
+  ASSERT_TRUE(c.AddNode("n0", "V100", 8, 64000, 1 << 20));
+  auto spec = ParseQueueFile(
+      "reclaim: {graceSeconds: 300}\nqueues:\n  - name: a\n    guaranteed: {gpu: 50%}\n"
+      "  - name: b\n    guaranteed: {gpu: 50%}\n",
+      "t.yaml");
+  ASSERT_TRUE(spec);
+  auto tree = QueueTree::Build(*spec, ClusterCapacity(c));
+  ASSERT_TRUE(tree);
+  // b borrows the node from 0 s; a arrives at 100 s. Nothing else happens until 10000 s, yet
+  // a starts at 300 s, when b's job has run the grace period.
+  std::vector<Workload> jobs = {Job(0, "b", 8, 0, 10000), Job(1, "a", 4, 100, 500)};
+  ReplayOptions o;
+  o.scheduler.queue_policy = "drf";
+  o.scheduler.queues = std::make_shared<const QueueTree>(std::move(*tree));
+  auto r = RunReplay(c, jobs, o);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->jobs[1].first_start, 300 * kSecond);
+  EXPECT_EQ(r->preemptions, 1);
+}
+
 }  // namespace
 }  // namespace tessera
