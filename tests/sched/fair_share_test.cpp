@@ -208,6 +208,23 @@ TEST(FairShareTest, ReclaimAfterTheGraceEvictsTheCheapestMinimalSet) {
   }
 }
 
+TEST(FairShareTest, AGpuOnlyGuaranteeStillReclaimsForJobsThatAlsoNeedCpu) {
+  // The tree guarantees GPUs only; every job also asks for CPU and memory.
+  Scenario s = Borrowed(0);
+  for (auto& w : s.jobs) {
+    w.groups[0].shape.cpu_milli = 2000;
+    w.groups[0].shape.memory_mib = 4096;
+  }
+  auto& a = s.Add("a", 2);
+  a.groups[0].shape.cpu_milli = 2000;
+  JobView v;
+  v.job = &a;
+  s.views.push_back(v);
+  const auto d = s.Schedule(600 * kSecond);
+  EXPECT_EQ(Preempted(d).size(), 2U);
+  EXPECT_EQ(Bound(d), std::vector<std::uint32_t>{a.id.value});
+}
+
 TEST(FairShareTest, NoReclaimBeyondTheGuarantee) {
   // a already holds its 4 guaranteed GPUs (a borrows nothing; b borrows nothing either): a's
   // next job waits, nothing is evicted.

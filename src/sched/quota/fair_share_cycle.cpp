@@ -123,8 +123,13 @@ class Cycle {
     }
     return true;
   }
+  // GPUs always; CPU and memory only where the queue is guaranteed some (a tree that only
+  // guarantees GPUs does not make every job with CPU "over its guarantee").
   bool WithinGuarantee(int leaf, const Resources& r) const {
-    return tree_.node(leaf).guaranteed.Covers(usage_[static_cast<std::size_t>(leaf)] + r);
+    const Resources u = usage_[static_cast<std::size_t>(leaf)] + r;
+    const Resources& g = tree_.node(leaf).guaranteed;
+    return u.gpu_milli <= g.gpu_milli && (g.cpu_milli == 0 || u.cpu_milli <= g.cpu_milli) &&
+           (g.memory_mib == 0 || u.memory_mib <= g.memory_mib);
   }
   bool Borrowing(int leaf) const {
     return usage_[static_cast<std::size_t>(leaf)].gpu_milli > tree_.node(leaf).guaranteed.gpu_milli;

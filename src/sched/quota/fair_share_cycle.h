@@ -12,7 +12,8 @@
 //     inside a queue, so a large head job is not starved by small ones behind it).
 //  3. Reclaim and preemption: a head job that is admitted but does not fit may evict
 //       - jobs of its own queue with a lower priority (priority preemption), and,
-//       - when its queue stays within its guarantee with the job, jobs of queues using more
+//       - when its queue stays within its guarantee with the job (GPUs; CPU and memory where
+//         the queue is guaranteed some), jobs of queues using more
 //         than their guarantee that have run at least the tree's reclaim grace (reclaim).
 //     InferenceService replicas are evicted only for a higher-priority InferenceService, and
 //     jobs marked not preemptible never. The victim set comes from FindVictims
