@@ -366,6 +366,36 @@ TEST(FairShareTest, InferenceReplicasAreNeverEvictedForOfflineWork) {
   EXPECT_EQ(Preempted(t.Schedule(1000 * kSecond)), std::vector<std::uint32_t>{0});
 }
 
+TEST(FairShareTest, FindVictimsItselfNeverEvictsInferenceForOfflineWork) {
+  Cluster c = Nodes(1, 8);
+  ClusterState state(c);
+  Workload infer, train;
+  infer.id = JobId(0);
+  infer.kind = WorkloadKind::kInference;
+  infer.groups.push_back({"replica", 1, TaskShape{0, 0, 8, 1000}});
+  train.id = JobId(1);
+  train.priority = 1000;
+  train.groups.push_back({"worker", 1, TaskShape{0, 0, 8, 1000}});
+  JobView v;
+  v.job = &infer;
+  v.phase = JobPhase::kRunning;
+  v.placement = {TaskPlacement{NodeId(0), 0xFF, 1000, 0, 0}};
+  ASSERT_TRUE(state.Apply(v.placement));
+  auto policy = MakePlacementPolicy("bestfit", {});
+  ASSERT_TRUE(policy);
+  TaskPlacer placer(**policy, nullptr);
+  Rng rng(1);
+  EXPECT_FALSE(FindVictims(state, train, {&v}, 100, VictimOrder::kCheckpointAware, placer, rng));
+  EXPECT_EQ(state.allocated_gpu_milli(), 8000);  // untouched
+  EXPECT_FALSE(MayEvict(infer, train));
+  infer.priority = 5;
+  Workload online = train;
+  online.kind = WorkloadKind::kInference;
+  online.priority = 6;
+  EXPECT_TRUE(MayEvict(infer, online));
+  EXPECT_TRUE(FindVictims(state, online, {&v}, 100, VictimOrder::kCheckpointAware, placer, rng));
+}
+
 TEST(FairShareTest, BatchVictimsGoFirstEvenWhenTheyCostMore) {
   Scenario s(1, 8, {Leaf("a", 4), Leaf("b", 4)});
   s.Run("b", 0, 0b1111, 0, 0, 0, WorkloadKind::kBatch);                     // loses 4 × 1000

@@ -6,6 +6,14 @@
 
 namespace tessera {
 
+bool MayEvict(const Workload& victim, const Workload& preemptor) {
+  if (!victim.preemptible) return false;
+  if (victim.kind == WorkloadKind::kInference) {
+    return preemptor.kind == WorkloadKind::kInference && preemptor.priority > victim.priority;
+  }
+  return true;
+}
+
 double GpuSecondsLost(const JobView& v, Tick now) {
   const Tick since = std::max(v.last_checkpoint, v.started);
   const double gpus = static_cast<double>(v.job->TotalGpuMilli()) / kMilliPerGpu;
@@ -116,6 +124,7 @@ std::optional<VictimSet> FindVictims(ClusterState& working, const Workload& pree
   cands.reserve(candidates.size());
   for (const JobView* v : candidates) {
     if (v->phase != JobPhase::kRunning || v->placement.empty()) continue;
+    if (!MayEvict(*v->job, preemptor)) continue;  // enforced here too, whatever the caller passes
     cands.push_back({v, GpuSecondsLost(*v, now), v->job->TotalGpuMilli()});
   }
   auto not_batch = [](const Candidate& c) { return c.view->job->kind != WorkloadKind::kBatch; };

@@ -26,6 +26,11 @@ namespace tessera {
 
 enum class VictimOrder { kCheckpointAware, kNaive };
 
+// May `victim` be evicted so that `preemptor` can start? Only preemptible jobs; an
+// InferenceService replica only for a higher-priority InferenceService (online work is never
+// evicted for offline work). FindVictims drops candidates that fail it.
+bool MayEvict(const Workload& victim, const Workload& preemptor);
+
 // GPU-seconds of work `v` loses if it is evicted at `now`: its GPUs × the time since its last
 // checkpoint (or since it started, when that is later or no checkpoint is known).
 double GpuSecondsLost(const JobView& v, Tick now);

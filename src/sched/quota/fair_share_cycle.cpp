@@ -156,16 +156,6 @@ class Cycle {
   std::vector<Running> running_;
 };
 
-// May `victim` be evicted for `job`? Only preemptible jobs; an InferenceService replica only
-// for a higher-priority InferenceService (never for offline work).
-bool MayEvict(const Workload& victim, const Workload& job) {
-  if (!victim.preemptible) return false;
-  if (victim.kind == WorkloadKind::kInference) {
-    return job.kind == WorkloadKind::kInference && job.priority > victim.priority;
-  }
-  return true;
-}
-
 }  // namespace
 
 void ScheduleFairShare(const Snapshot& snap, const QueueTree& tree, VictimOrder victims,
