@@ -233,6 +233,9 @@ int RunSim(const SimFlags& flags) {
     ListPolicies();
     return 0;
   }
+  if (flags.experiment != "replay" && (!flags.queues.empty() || !flags.queue_map.empty())) {
+    return Fail("--queues, --queue-map: only with --experiment replay");
+  }
   if (flags.experiment == "failures") return RunFailures(flags);
   if (flags.trace.empty()) return Fail("--trace: is required");
   if (flags.cluster.empty()) return Fail("--cluster: is required");
