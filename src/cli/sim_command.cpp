@@ -20,6 +20,7 @@
 #include "sim/failures/failure_file.h"
 #include "sim/failures/failures_experiment.h"
 #include "sim/failures/failures_summary.h"
+#include "sim/queue_file.h"
 #include "sim/replay_simulation.h"
 #include "sim/report/html_report.h"
 #include "sim/summary.h"
@@ -41,6 +42,8 @@ struct SimFlags {
   int seeds = 1;
   std::uint64_t seed = 0;
   double restart_cost_seconds = 0;
+  std::string queues;  // replay: queue tree YAML (docs/quotas.md); empty = a queue per user
+  std::string queue_map;  // replay: CSV user,queue or job,queue (with --queues)
   std::vector<double> las_thresholds;
   int threads = 0;
   std::string out = "out/sim";
@@ -96,6 +99,27 @@ bool WriteFile(const std::filesystem::path& p, const std::string& content) {
   std::ofstream f(p, std::ios::binary);
   f << content;
   return static_cast<bool>(f);
+}
+
+// Per leaf queue and policy: entitlement, share received, JCT and queueing (small trees only;
+// summary.json has every queue).
+void PrintQueueTable(const nlohmann::json& results, const QueueTree& tree) {
+  if (tree.leaves().size() > 24) return;
+  std::cout << fmt::format("\n{:<28} {:<10} {:>8} {:>8} {:>12} {:>12} {:>9} {:>10}\n", "queue",
+                           "policy", "entitled", "share", "JCT mean s", "queue mean s", "preempts",
+                           "GPU-h lost");
+  for (int leaf : tree.leaves()) {
+    const std::string& path = tree.node(leaf).path;
+    for (const auto& r : results) {
+      const auto& q = r["queues"][path];
+      std::cout << fmt::format(
+          "{:<28} {:<10} {:>7.1f}% {:>7.1f}% {:>12.0f} {:>12.0f} {:>9} {:>10.1f}\n", path,
+          r["policy"].get<std::string>(), 100 * q["entitlement"].get<double>(),
+          100 * q["share_mean"].get<double>(), q["jct_seconds"]["mean"].get<double>(),
+          q["queue_seconds"]["mean"].get<double>(), q["preemptions"].get<std::int64_t>(),
+          q["gpu_hours_lost_to_preemption"].get<double>());
+    }
+  }
 }
 
 int Fail(const std::string& message) {
@@ -209,6 +233,9 @@ int RunSim(const SimFlags& flags) {
     ListPolicies();
     return 0;
   }
+  if (flags.experiment != "replay" && (!flags.queues.empty() || !flags.queue_map.empty())) {
+    return Fail("--queues, --queue-map: only with --experiment replay");
+  }
   if (flags.experiment == "failures") return RunFailures(flags);
   if (flags.trace.empty()) return Fail("--trace: is required");
   if (flags.cluster.empty()) return Fail("--cluster: is required");
@@ -275,6 +302,30 @@ int RunSim(const SimFlags& flags) {
     for (std::size_t i = 0; i < trace->jobs.size(); ++i) {
       jobs.push_back(ToWorkload(trace->jobs[i], *cluster, JobId(static_cast<std::uint32_t>(i))));
     }
+    // The queue tree: the file's (jobs assigned by user), or one queue per user.
+    const Resources capacity = ClusterCapacity(*cluster);
+    std::shared_ptr<const QueueTree> tree;
+    if (!flags.queues.empty()) {
+      auto t = LoadQueueTree(flags.queues, capacity);
+      if (!t) return Fail("--queues: " + t.error().message);
+      if (!flags.queue_map.empty()) {
+        if (auto ok = ApplyQueueMap(jobs, *t, flags.queue_map); !ok) {
+          return Fail("--queue-map: " + ok.error().message);
+        }
+      }
+      if (auto ok = AssignQueues(jobs, *t, flags.queues); !ok)
+        return Fail("--queues: " + ok.error().message);
+      tree = std::make_shared<const QueueTree>(std::move(*t));
+    } else {
+      if (!flags.queue_map.empty()) return Fail("--queue-map: needs --queues");
+      tree = std::make_shared<const QueueTree>(QueuePerUser(jobs, capacity));
+    }
+    if (flags.checkpoint_interval_seconds < 0) return Fail("--checkpoint-interval: must be >= 0");
+    summary["queues"] = {
+        {"file", flags.queues.empty() ? nlohmann::json(nullptr) : nlohmann::json(flags.queues)},
+        {"count", tree->nodes().size()},
+        {"leaves", tree->leaves().size()},
+        {"reclaim_grace_seconds", ToSeconds(tree->reclaim_grace())}};
     const auto policies = SplitCommas(flags.policies.empty() ? "fifo" : flags.policies);
     std::cout << fmt::format("{:<16} {:>12} {:>12} {:>12} {:>12} {:>10} {:>9} {:>8}\n", "policy",
                              "JCT mean s", "JCT p95 s", "queue mean s", "makespan s", "GPU alloc",
@@ -288,6 +339,8 @@ int RunSim(const SimFlags& flags) {
       }
       options.seed = flags.seed;
       options.restart_cost = FromSeconds(flags.restart_cost_seconds);
+      options.checkpoint_interval = FromSeconds(flags.checkpoint_interval_seconds);
+      options.scheduler.queues = tree;
       std::cerr << fmt::format("replaying {} jobs under {} ...\n", jobs.size(), p);
       auto r = RunReplay(*cluster, jobs, options);
       if (!r) return Fail("--policy: " + r.error().message);
@@ -302,6 +355,7 @@ int RunSim(const SimFlags& flags) {
                                j["jobs"]["unschedulable"].get<std::int64_t>());
       summary["results"].push_back(std::move(j));
     }
+    PrintQueueTable(summary["results"], *tree);
   }
   const auto dir = std::filesystem::path(flags.out);
   if (!WriteFile(dir / "summary.json", summary.dump(2) + "\n")) {
@@ -330,6 +384,11 @@ void RegisterSimCommand(CLI::App& app) {
   sim->add_option("--seeds", flags->seeds, "seeds per policy (allocation)")->capture_default_str();
   sim->add_option("--seed", flags->seed, "base seed")->capture_default_str();
   sim->add_option("--restart-cost", flags->restart_cost_seconds, "seconds of run time a preempted job loses")->capture_default_str();
+  sim->add_option(
+      "--queues", flags->queues,
+      "replay: queue tree YAML (docs/quotas.md); default: every user a queue with an equal share");
+  sim->add_option("--queue-map", flags->queue_map,
+                  "replay: CSV user,queue or job,queue assigning jobs to leaf queues of --queues");
   sim->add_option("--las-thresholds", flags->las_thresholds, "las queue thresholds in GPU-seconds")->delimiter(',');
   sim->add_option("--threads", flags->threads, "worker threads (0 = one per core)")->capture_default_str();
   sim->add_option("--out", flags->out, "output directory")->capture_default_str();
@@ -339,7 +398,10 @@ void RegisterSimCommand(CLI::App& app) {
   sim->add_option("--job-gpus", flags->job_gpus, "failures: GPUs of the gang; comma-separated for several gangs")->capture_default_str();
   sim->add_option("--recovery", flags->recovery, "failures: comma-separated recovery policies (requeue, replace, spares, shrink; NAME+drain adds the drain rule)")->capture_default_str();
   sim->add_option("--days", flags->days, "failures: simulated days")->capture_default_str();
-  sim->add_option("--checkpoint-interval", flags->checkpoint_interval_seconds, "failures: seconds of training between checkpoints (0 = Young/Daly)")->capture_default_str();
+  sim->add_option("--checkpoint-interval", flags->checkpoint_interval_seconds,
+                  "seconds of run time between checkpoints; failures: 0 = Young/Daly; replay: for "
+                  "jobs the trace gives none, 0 = preemption loses no progress")
+      ->capture_default_str();
   sim->add_option("--checkpoint-cost", flags->checkpoint_cost_seconds, "failures: seconds training stalls per checkpoint")->capture_default_str();
   sim->add_option("--restart-seconds", flags->restart_seconds, "failures: seconds per restart (checkpoint reload, process start, NCCL init)")->capture_default_str();
   sim->add_option("--detect-seconds", flags->detect_seconds, "failures: seconds from a failure to its detection")->capture_default_str();

@@ -8,6 +8,7 @@
 #include "core/rng.h"
 #include "sched/placement/topology_gang_placer.h"
 #include "sched/preemption/priority_preemption.h"
+#include "sched/quota/fair_share_cycle.h"
 
 namespace tessera {
 
@@ -52,6 +53,14 @@ Result<Scheduler> Scheduler::Create(const SchedulerConfig& config) {
   s.placement_ = std::move(*placement);
   if (config.memoize_scores) s.cache_ = std::make_shared<ScoreCache>();
   if (config.gang_placement == "topology") s.topology_ = std::make_shared<TopologyMemo>();
+  if (IsFairSharePolicy(config.queue_policy)) {
+    if (!config.queues) {
+      return InvalidArgument("queue policy '" + config.queue_policy + "' needs a queue tree");
+    }
+    s.queues_ = config.queues;
+    s.victims_ =
+        config.queue_policy == "drf-naive" ? VictimOrder::kNaive : VictimOrder::kCheckpointAware;
+  }
   return s;
 }
 
@@ -108,10 +117,15 @@ class Scheduler::JobOrder {
 Decisions Scheduler::Schedule(const Snapshot& snap, ClusterState& working) const {
   Decisions out;
   Rng rng(snap.seed);
-  JobOrder order(*queue_, snap);
   std::optional<TopologyGangPlacer> gangs;
   if (topology_) gangs.emplace(*placement_, topology_->For(working.cluster()));
   const TopologyGangPlacer* g = gangs ? &*gangs : nullptr;
+  if (queues_) {  // drf, drf-naive: hierarchical fair share with reclaim and preemption
+    TaskPlacer placer(*placement_, cache_.get(), g);
+    ScheduleFairShare(snap, *queues_, victims_, working, placer, rng, out);
+    return out;
+  }
+  JobOrder order(*queue_, snap);
   if (queue_->preemptive()) {
     ScheduleWithPreemption(snap, order, working, rng, g, out);
   } else {
@@ -300,6 +314,12 @@ bool Scheduler::PreemptForPriority(const Snapshot& snap, const Workload& job, Cl
 Tick Scheduler::NextReorderTime(const Snapshot& snap) const {
   Tick next = kNever;
   for (const auto& v : snap.jobs) next = std::min(next, queue_->NextKeyChange(v, snap.now));
+  if (queues_) {  // drf: a running job becomes reclaimable when it has run the grace period
+    for (const auto& v : snap.jobs) {
+      const Tick ready = v.started + queues_->reclaim_grace();
+      if (v.phase == JobPhase::kRunning && ready > snap.now) next = std::min(next, ready);
+    }
+  }
   return next;
 }
 

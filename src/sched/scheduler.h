@@ -18,13 +18,15 @@
 #include "sched/decision.h"
 #include "sched/placement/placement_policy.h"
 #include "sched/placement/task_placer.h"
+#include "sched/preemption/victim_search.h"
 #include "sched/queue/queue_policy.h"
+#include "sched/quota/queue_tree.h"
 #include "sched/snapshot.h"
 
 namespace tessera {
 
 struct SchedulerConfig {
-  std::string queue_policy = "fifo";         // fifo | backfill | srtf | srsf | las
+  std::string queue_policy = "fifo";  // fifo | backfill | srtf | srsf | las | drf | drf-naive
   std::string placement_policy = "bestfit";  // see PlacementPolicyNames()
   // How jobs of several tasks are placed: "topology" (default) inside the tightest domain
   // allowed by their require/prefer levels, ranks domain by domain; "greedy" task by task on
@@ -40,6 +42,9 @@ struct SchedulerConfig {
   bool priority_preemption = false;
   QueuePolicyConfig queue;
   PlacementConfig placement;
+  // The queue tree (hierarchical quotas): required by drf and drf-naive, which schedule with
+  // ScheduleFairShare (sched/quota/fair_share_cycle.h) instead of the cycles below.
+  std::shared_ptr<const QueueTree> queues;
 };
 
 class Scheduler {
@@ -52,7 +57,8 @@ class Scheduler {
   Decisions Schedule(const Snapshot& snap, ClusterState& working) const;
 
   // The earliest instant after snap.now at which the order of the running jobs may change
-  // without any arrival or completion (e.g. a LAS threshold crossing), or kNever.
+  // without any arrival or completion (e.g. a LAS threshold crossing, or under drf a running
+  // job reaching the reclaim grace), or kNever.
   Tick NextReorderTime(const Snapshot& snap) const;
 
   const QueuePolicy& queue_policy() const { return *queue_; }
@@ -73,6 +79,9 @@ class Scheduler {
 
   std::shared_ptr<const QueuePolicy> queue_;
   std::shared_ptr<const PlacementPolicy> placement_;
+  // Fair share (drf, drf-naive): the tree and how victims are chosen; null otherwise.
+  std::shared_ptr<const QueueTree> queues_;
+  VictimOrder victims_ = VictimOrder::kCheckpointAware;
   std::shared_ptr<ScoreCache> cache_;  // memo only; does not change any decision
   bool priority_preemption_ = false;
   // The topology tree of the cluster last scheduled (built once, rebuilt if the cluster

@@ -13,6 +13,7 @@
 #include "sched/placement/task_placer.h"
 #include "sched/placement/topology_gang_placer.h"
 #include "sim/event_queue.h"
+#include "sim/queue_file.h"
 #include "sim/stats.h"
 
 namespace tessera {
@@ -77,7 +78,17 @@ std::string NodesOf(const Cluster& cluster, const Placement& p) {
 Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workload>& jobs,
                                const ReplayOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
-  auto scheduler = Scheduler::Create(options.scheduler);
+  // The queue tree: the caller's, or one queue per user with equal shares. Fair-share policies
+  // schedule by it; every policy is measured against it.
+  SchedulerConfig config = options.scheduler;
+  if (!config.queues) {
+    config.queues = std::make_shared<const QueueTree>(QueuePerUser(jobs, ClusterCapacity(cluster)));
+  }
+  const QueueTree& tree = *config.queues;
+  if (options.checkpoint_interval < 0) {
+    return InvalidArgument("replay: checkpoint_interval: must be >= 0");
+  }
+  auto scheduler = Scheduler::Create(config);
   if (!scheduler) return std::unexpected(scheduler.error());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     if (jobs[i].id != JobId(static_cast<std::uint32_t>(i))) {
@@ -118,6 +129,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
     o.id = w.id;
     o.name = w.name;
     o.queue = w.queue;
+    o.kind = std::string(KindName(w.kind));
     o.gpus = static_cast<double>(w.TotalGpuMilli()) / kMilliPerGpu;
     o.submit = w.submit;
     runs[i].remaining = std::max<Tick>(w.duration, 0);
@@ -125,7 +137,19 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
   }
   result.first_submit = jobs.empty() ? 0 : kNever;
   for (const auto& w : jobs) result.first_submit = std::min(result.first_submit, w.submit);
-
+  result.checkpoint_interval = options.checkpoint_interval;
+  QueueShareMeter meter(tree, jobs, result.first_submit);
+  auto interval_of = [&](std::size_t j) {
+    return jobs[j].checkpoint_interval > 0 ? jobs[j].checkpoint_interval
+                                           : options.checkpoint_interval;
+  };
+  // Wall time from the start of the current run to its last checkpoint at `now`; with no
+  // interval every moment is a checkpoint (nothing is lost).
+  auto saved_wall = [&](std::size_t j, Tick started, Tick now) {
+    const Tick interval = interval_of(j);
+    const Tick ran = now - started;
+    return interval > 0 ? ran / interval * interval : ran;
+  };
   ClusterState state(cluster);
   std::vector<std::size_t> active;  // pending or running, by job index
   // Pending jobs are kept in the queue policy's order (their keys do not change while they
@@ -161,6 +185,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
     result.allocated_gpu_seconds +=
         static_cast<double>(state.allocated_gpu_milli()) / kMilliPerGpu * ToSeconds(now - last_time);
     last_time = now;
+    meter.Advance(now);
     // Everything that happens at this instant, then one scheduling cycle.
     while (!events.empty() && events.top().time == now) {
       auto e = events.Pop();
@@ -175,6 +200,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
           continue;
         }
         runs[a->job].phase = Phase::kPending;
+        meter.Demand(a->job, +1);
         active.push_back(a->job);
         enqueue(a->job);
         log(now, "arrive " + w.name);
@@ -185,6 +211,8 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
         r.attained_gpu_seconds += result.jobs[c->job].gpus * ToSeconds(now - r.started);
         r.phase = Phase::kDone;
         r.placement.clear();
+        meter.Hold(c->job, -1);
+        meter.Demand(c->job, -1);
         result.jobs[c->job].finish = now;
         result.last_finish = std::max(result.last_finish, now);
         log(now, "finish " + jobs[c->job].name);
@@ -225,6 +253,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
       v.started = r.started;
       v.attained_gpu_seconds = r.attained_gpu_seconds;
       v.remaining = Stretch(r.remaining, r.slowdown) - (now - r.started);
+      v.last_checkpoint = r.started + saved_wall(j, r.started, now);
       v.placement = r.placement;
       snap.jobs.push_back(std::move(v));
     }
@@ -236,18 +265,23 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
       auto& r = runs[j];
       auto& o = result.jobs[j];
       if (d.kind == Decision::Kind::kPreempt) {
-        // The scheduler already gave the GPUs back in `state`.
+        // The scheduler already gave the GPUs back in `state`. The job resumes from its last
+        // checkpoint: the work since then is lost.
         const Tick ran = now - r.started;
+        const Tick saved = saved_wall(j, r.started, now);
         r.remaining =
-            std::max<Tick>(0, r.remaining - Shrink(ran, r.slowdown)) + options.restart_cost;
+            std::max<Tick>(0, r.remaining - Shrink(saved, r.slowdown)) + options.restart_cost;
         r.attained_gpu_seconds += o.gpus * ToSeconds(ran);
+        meter.Hold(j, -1);
         r.phase = Phase::kPending;
         r.placement.clear();
         ++r.epoch;
         enqueue(j);
         ++o.preemptions;
         ++result.preemptions;
-        result.gpu_seconds_lost += o.gpus * ToSeconds(options.restart_cost);
+        const double lost = o.gpus * ToSeconds(ran - saved + options.restart_cost);
+        o.gpu_seconds_lost += lost;
+        result.gpu_seconds_lost += lost;
         log(now, "preempt " + jobs[j].name);
       } else if (d.kind == Decision::Kind::kBind) {
         started_any = true;
@@ -255,6 +289,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
         r.started = now;
         r.placement = d.placement;
         r.slowdown = slowdown_of(jobs[j], r.placement);
+        meter.Hold(j, +1);
         o.span = LevelName(topology, SpanLevel(cluster, r.placement));
         o.inner_domains = InnerDomains(cluster, r.placement);
         o.slowdown = r.slowdown;
@@ -289,6 +324,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
   result.capacity_gpu_seconds = static_cast<double>(cluster.total_gpus()) *
                                 ToSeconds(std::max<Tick>(0, result.last_finish - result.first_submit));
   result.gpus_allocated = Downsample(gpu_series, options.series_points);
+  result.queues = meter.Result(std::min<std::size_t>(options.series_points, 200));
   result.queue_length = Downsample(queue_series, options.series_points);
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -1,7 +1,8 @@
 // Trace replay on a queue: a discrete-event simulation with a virtual clock. Jobs arrive at
 // their submit times, the scheduler (the same Scheduler the controller runs) is called once
 // per instant at which something happened, bound jobs run for their durations, preempted jobs
-// keep their progress and wait (plus a restart cost, if configured). Deterministic for a seed.
+// resume from their last checkpoint (or keep their progress when no checkpoint interval is
+// set) and wait, plus a restart cost if configured. Deterministic for a seed.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "core/status.h"
 #include "core/workload.h"
 #include "sched/scheduler.h"
+#include "sim/queue_share_meter.h"
 
 namespace tessera {
 
@@ -21,6 +23,11 @@ struct ReplayOptions {
   SchedulerConfig scheduler;
   std::uint64_t seed = 0;
   Tick restart_cost = 0;            // run time added to a job each time it is preempted
+  // Checkpoint interval of jobs that do not give their own (Workload::checkpoint_interval): a
+  // preempted job loses the work since its last checkpoint, taken every interval of run time
+  // since it (re)started. 0 = jobs without their own interval lose nothing (an idealised
+  // snapshot, the model of Tiresias' and Muri's simulators).
+  Tick checkpoint_interval = 0;
   std::size_t series_points = 2000; // samples kept per time series
   bool record_events = false;       // keep a readable event log (golden tests)
   // Hand the scheduler the pending queue pre-sorted (Snapshot::pending_in_order). Off lists
@@ -42,11 +49,13 @@ struct JobOutcome {
   JobId id;
   std::string name;
   std::string queue;
+  std::string kind;  // TrainingJob, InferenceService, ...
   double gpus = 0;
   Tick submit = 0;
   Tick first_start = -1;  // -1 = never started
   Tick finish = -1;       // -1 = not finished
   int preemptions = 0;
+  double gpu_seconds_lost = 0;  // to preemptions: work since the last checkpoint + restart cost
   bool unschedulable = false;
   std::string reason;     // why unschedulable
   // Where it ran last: the innermost topology level that holds all its tasks ("node", "leaf",
@@ -67,7 +76,10 @@ struct ReplayResult {
   double allocated_gpu_seconds = 0;
   double capacity_gpu_seconds = 0;  // healthy GPU-seconds over [first_submit, last_finish]
   std::int64_t preemptions = 0;
-  double gpu_seconds_lost = 0;      // restart cost × GPUs, over all preemptions
+  double gpu_seconds_lost = 0;   // (work since last checkpoint + restart cost) × GPUs
+  Tick checkpoint_interval = 0;  // ReplayOptions::checkpoint_interval
+  // Every queue of the tree (the options' or one per user), with the share it received.
+  std::vector<QueueShare> queues;
   std::vector<std::pair<double, double>> gpus_allocated;  // (seconds, GPUs), downsampled
   std::vector<std::pair<double, double>> queue_length;    // (seconds, pending jobs)
   std::vector<std::string> events;                         // when record_events

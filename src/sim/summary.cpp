@@ -1,5 +1,6 @@
 #include "sim/summary.h"
 
+#include <algorithm>
 #include <map>
 
 #include "sim/stats.h"
@@ -23,6 +24,71 @@ nlohmann::json Series(const std::vector<std::pair<double, double>>& s) {
   auto a = nlohmann::json::array();
   for (const auto& [x, y] : s) a.push_back({x, y});
   return a;
+}
+
+struct JobStats {
+  std::vector<double> jct, queue;
+  std::int64_t jobs = 0, finished = 0, preemptions = 0;
+  double gpu_seconds_lost = 0;
+
+  void Add(const JobOutcome& j) {
+    ++jobs;
+    if (j.unschedulable) return;
+    if (j.finish >= 0) {
+      ++finished;
+      jct.push_back(ToSeconds(j.finish - j.submit));
+    }
+    if (j.first_start >= 0) queue.push_back(ToSeconds(j.first_start - j.submit));
+    preemptions += j.preemptions;
+    gpu_seconds_lost += j.gpu_seconds_lost;
+  }
+  // jct_seconds and queue_seconds as at the top level of a result (mean, p50, p95, ...).
+  nlohmann::json Json() const {
+    return {{"jobs", jobs},
+            {"finished", finished},
+            {"jct_seconds", DistJson(Summarize(jct))},
+            {"queue_seconds", DistJson(Summarize(queue))},
+            {"preemptions", preemptions},
+            {"gpu_hours_lost_to_preemption", gpu_seconds_lost / 3600.0}};
+  }
+};
+
+// Per queue of the tree (inner queues count their subtree) and the share each received.
+nlohmann::json QueuesJson(const ReplayResult& r) {
+  std::map<std::string, JobStats> stats;
+  for (const auto& j : r.jobs) {
+    // The leaf and every queue above it: "a/b/c" counts in "a/b/c", "a/b" and "a".
+    for (std::size_t at = j.queue.find('/'); at != std::string::npos;
+         at = j.queue.find('/', at + 1)) {
+      stats[j.queue.substr(0, at)].Add(j);
+    }
+    stats[j.queue].Add(j);
+  }
+  // Share over time for the queues worth a chart: the top-level queues of a tree with inner
+  // queues, and the 12 leaves that held the most GPU-time.
+  std::vector<const QueueShare*> leaves;
+  for (const auto& q : r.queues) {
+    if (q.leaf) leaves.push_back(&q);
+  }
+  std::stable_sort(leaves.begin(), leaves.end(), [](const QueueShare* a, const QueueShare* b) {
+    return a->gpu_seconds > b->gpu_seconds;
+  });
+  if (leaves.size() > 12) leaves.resize(12);
+  auto out = nlohmann::json::object();
+  for (const auto& q : r.queues) {
+    nlohmann::json e = stats[q.path].Json();
+    const bool top_inner = !q.leaf && q.path.find('/') == std::string::npos;
+    if (top_inner || std::find(leaves.begin(), leaves.end(), &q) != leaves.end()) {
+      e["share_over_time"] = Series(q.share);
+    }
+    e["entitlement"] = q.entitlement;
+    e["share_mean"] = q.share_mean;
+    e["leaf"] = q.leaf;
+    e["demand_seconds"] = q.demand_seconds;
+    e["gpu_hours"] = q.gpu_seconds / 3600.0;
+    out[q.path] = std::move(e);
+  }
+  return out;
 }
 
 }  // namespace
@@ -78,25 +144,33 @@ nlohmann::json ReplayResultJson(const ReplayResult& r) {
     if (j.first_start >= 0) queue.push_back(ToSeconds(j.first_start - j.submit));
   }
   const double ratio = r.capacity_gpu_seconds > 0 ? r.allocated_gpu_seconds / r.capacity_gpu_seconds : 0;
-  return {{"policy", r.policy},
-          {"placement", r.placement},
-          {"oracle", r.oracle},
-          {"seeds", 1},
-          {"jct_seconds", DistJson(Summarize(jct))},
-          {"queue_seconds", DistJson(Summarize(queue))},
-          {"makespan_seconds", ToSeconds(r.last_finish - r.first_submit)},
-          {"gpu_allocation_ratio", ratio},
-          {"jobs",
-           {{"submitted", r.jobs.size()}, {"finished", finished}, {"unschedulable", unschedulable}}},
-          {"preemptions", r.preemptions},
-          {"gpu_hours_lost_to_preemption", r.gpu_seconds_lost / 3600.0},
-          {"events", r.event_count},
-          {"scheduling_cycles", r.schedule_calls},
-          {"series",
-           {{"jct_cdf", Series(CdfPoints(jct, 200))},
-            {"gpus_allocated", Series(r.gpus_allocated)},
-            {"queue_length", Series(r.queue_length)}}},
-          {"sim_wall_seconds", r.wall_seconds}};
+  std::map<std::string, JobStats> by_kind;
+  for (const auto& j : r.jobs) by_kind[j.kind].Add(j);
+  auto kinds = nlohmann::json::object();
+  for (const auto& [kind, st] : by_kind) kinds[kind] = st.Json();
+  return {
+      {"policy", r.policy},
+      {"placement", r.placement},
+      {"oracle", r.oracle},
+      {"seeds", 1},
+      {"jct_seconds", DistJson(Summarize(jct))},
+      {"queue_seconds", DistJson(Summarize(queue))},
+      {"makespan_seconds", ToSeconds(r.last_finish - r.first_submit)},
+      {"gpu_allocation_ratio", ratio},
+      {"jobs",
+       {{"submitted", r.jobs.size()}, {"finished", finished}, {"unschedulable", unschedulable}}},
+      {"preemptions", r.preemptions},
+      {"gpu_hours_lost_to_preemption", r.gpu_seconds_lost / 3600.0},
+      {"checkpoint_interval_seconds", ToSeconds(r.checkpoint_interval)},
+      {"queues", QueuesJson(r)},
+      {"kinds", std::move(kinds)},
+      {"events", r.event_count},
+      {"scheduling_cycles", r.schedule_calls},
+      {"series",
+       {{"jct_cdf", Series(CdfPoints(jct, 200))},
+        {"gpus_allocated", Series(r.gpus_allocated)},
+        {"queue_length", Series(r.queue_length)}}},
+      {"sim_wall_seconds", r.wall_seconds}};
 }
 
 nlohmann::json WithoutWallClock(nlohmann::json j) {

@@ -399,5 +399,20 @@ TEST(HtmlUtilTest, FormatNumber) {
   EXPECT_EQ(report::RoundSignificant(123456789, 3), 123000000);
 }
 
+TEST(HtmlReportTest, ManyQueuesShowOnlyTheChartedOnes) {
+  json summary = ReplaySummary();
+  json queues = json::object();
+  for (int i = 0; i < 30; ++i) {
+    json q = {{"entitlement", 1.0 / 30}, {"share_mean", 0.01}};
+    if (i < 2) q["share_over_time"] = json::array({{0, 0.1}, {60, 0.2}});
+    queues["user-" + std::to_string(i)] = q;
+  }
+  summary["results"][0]["queues"] = queues;
+  const std::string html = RenderHtmlReport(summary);
+  EXPECT_NE(html.find("<td>user-0</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>user-1</td>"), std::string::npos);
+  EXPECT_EQ(html.find("<td>user-2</td>"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tessera

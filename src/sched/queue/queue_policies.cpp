@@ -9,6 +9,10 @@
 //            jobs sit in priority queues by attained GPU-time; lower queues first; within a
 //            queue running jobs keep their GPUs ahead of waiting ones (no preemption inside a
 //            queue), then FIFO; non-clairvoyant and preemptive across queues.
+//  drf:      hierarchical weighted DRF over a queue tree with reclaim and checkpoint-aware
+//            victims; drf-naive: the same with Kueue/Volcano-style victim order. Their cycle is
+//            ScheduleFairShare (sched/quota/fair_share_cycle.h); here they only have a name and
+//            the within-queue order (priority, submit time, id).
 #include <algorithm>
 #include <cmath>
 
@@ -85,9 +89,24 @@ class LasPolicy final : public QueuePolicy {
   std::vector<double> thresholds_;
 };
 
+class FairSharePolicy final : public QueuePolicy {
+ public:
+  explicit FairSharePolicy(bool naive) : naive_(naive) {}
+  std::string_view name() const override { return naive_ ? "drf-naive" : "drf"; }
+  bool preemptive() const override { return false; }
+  OrderKey Key(const JobView&, Tick) const override { return {0}; }
+
+ private:
+  bool naive_;
+};
+
 }  // namespace
 
-std::vector<std::string> QueuePolicyNames() { return {"fifo", "backfill", "srtf", "srsf", "las"}; }
+std::vector<std::string> QueuePolicyNames() {
+  return {"fifo", "backfill", "srtf", "srsf", "las", "drf", "drf-naive"};
+}
+
+bool IsFairSharePolicy(std::string_view name) { return name == "drf" || name == "drf-naive"; }
 
 Result<std::unique_ptr<QueuePolicy>> MakeQueuePolicy(std::string_view name,
                                                      const QueuePolicyConfig& config) {
@@ -101,8 +120,9 @@ Result<std::unique_ptr<QueuePolicy>> MakeQueuePolicy(std::string_view name,
     }
     return std::make_unique<LasPolicy>(config.las_thresholds_gpu_seconds);
   }
+  if (IsFairSharePolicy(name)) return std::make_unique<FairSharePolicy>(name == "drf-naive");
   return InvalidArgument("queue policy '" + std::string(name) +
-                         "' is unknown (known: fifo, backfill, srtf, srsf, las)");
+                         "' is unknown (known: fifo, backfill, srtf, srsf, las, drf, drf-naive)");
 }
 
 }  // namespace tessera

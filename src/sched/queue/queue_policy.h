@@ -42,8 +42,10 @@ class QueuePolicy {
   virtual Tick NextKeyChange(const JobView&, Tick) const { return kNever; }
 };
 
-// fifo, backfill, srtf, srsf, las.
+// fifo, backfill, srtf, srsf, las, drf, drf-naive.
 std::vector<std::string> QueuePolicyNames();
+// drf and drf-naive: scheduled by queue-tree fair share (sched/quota/fair_share_cycle.h).
+bool IsFairSharePolicy(std::string_view name);
 Result<std::unique_ptr<QueuePolicy>> MakeQueuePolicy(std::string_view name,
                                                      const QueuePolicyConfig& config);
 

@@ -466,9 +466,11 @@ std::string ResultsTable(const std::vector<Policy>& policies, const std::vector<
 // ---------------------------------------------------------------------------------------------
 // Per-queue table and fair-share charts.
 
-// Queue names across all policies, in order of first appearance.
+// Queue names across all policies, in order of first appearance. With more than 24 queues
+// (e.g. one per user of a trace) only those with a share series are shown: the summary keeps
+// one for the top-level queues and the leaves that held the most GPU-time.
 std::vector<std::string> QueueNames(const std::vector<Policy>& policies) {
-  std::vector<std::string> names;
+  std::vector<std::string> names, charted;
   for (const Policy& p : policies) {
     const json* queues = Field(p.result, "queues");
     if (queues == nullptr || !queues->is_object()) continue;
@@ -476,9 +478,13 @@ std::vector<std::string> QueueNames(const std::vector<Policy>& policies) {
       if (q.is_object() && std::find(names.begin(), names.end(), name) == names.end()) {
         names.push_back(name);
       }
+      if (q.is_object() && q.contains("share_over_time") &&
+          std::find(charted.begin(), charted.end(), name) == charted.end()) {
+        charted.push_back(name);
+      }
     }
   }
-  return names;
+  return names.size() > 24 && !charted.empty() ? charted : names;
 }
 
 std::string QueueTable(const std::vector<Policy>& policies, const std::vector<std::string>& names) {
