@@ -47,6 +47,10 @@ Result<Scheduler> Scheduler::Create(const SchedulerConfig& config) {
     return InvalidArgument("priority preemption applies to fifo and backfill; queue policy '" +
                            config.queue_policy + "' preempts by its own order");
   }
+  if (config.priority_preemption && IsFairSharePolicy(config.queue_policy)) {
+    return InvalidArgument("priority preemption applies to fifo and backfill; queue policy '" +
+                           config.queue_policy + "' preempts by priority within each queue itself");
+  }
   Scheduler s;
   s.priority_preemption_ = config.priority_preemption;
   s.queue_ = std::move(*queue);
@@ -263,7 +267,9 @@ void Scheduler::ScheduleWithPreemption(const Snapshot& snap, JobOrder& order, Cl
     }
   }
   for (const JobView* v : displaced) {
-    out.push_back({Decision::Kind::kPreempt, v->job->id, {},
+    out.push_back({Decision::Kind::kPreempt,
+                   v->job->id,
+                   {},
                    "preempted by " + std::string(queue_->name()) + " order"});
   }
   // 5. Whatever is left may start jobs the order did not admit (implicit backfill), up to
