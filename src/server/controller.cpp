@@ -1061,6 +1061,10 @@ int Controller::RunSchedulingCycle() {
               (job.spec.IndependentTasks() ? "task " + std::to_string(u) + " " : std::string()) +
                   "attempt " + std::to_string(unit.attempt) + " bound to " + where);
       ++bound;
+    } else if (d.kind == Decision::Kind::kResize) {
+      // The controller does not resize running jobs yet; its SchedulerConfig leaves `elastic`
+      // off, so this is not expected, and the job keeps the placement it has.
+      continue;
     } else if (d.kind == Decision::Kind::kPreempt) {
       p.Event("JobPreempted", object, d.reason);
       StopUnitLocked(job, u, UnitPhase::kPending, "preempted: " + d.reason, p);
