@@ -269,7 +269,8 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
         r.attained_gpu_seconds += GpuMilliOf(r.placement) / 1000.0 * ToSeconds(now - r.started);
         r.started = now;
         r.placement = d.placement;
-        r.slowdown = slowdown_of(jobs[j], r.placement) /
+        o.slowdown = slowdown_of(jobs[j], r.placement);
+        r.slowdown = o.slowdown /
                      PlacementSpeed(cluster, jobs[j], r.placement) /
                      elastic_rate(jobs[j], r.placement);
         ++r.epoch;
@@ -286,11 +287,12 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
         // Spread wider than preferred, on a slower GPU model than the job's reference, and
         // with fewer (or more) workers than its nominal size.
         const double speed = PlacementSpeed(cluster, jobs[j], r.placement);
-        r.slowdown = slowdown_of(jobs[j], r.placement) / speed / elastic_rate(jobs[j], r.placement);
+        o.slowdown = slowdown_of(jobs[j], r.placement);
+        r.slowdown = o.slowdown / speed / elastic_rate(jobs[j], r.placement);
         o.gpu_speed = speed;
         o.span = LevelName(topology, SpanLevel(cluster, r.placement));
         o.inner_domains = InnerDomains(cluster, r.placement);
-        o.slowdown = r.slowdown;
+        o.slowdown = slowdown_of(jobs[j], r.placement);  // the spread alone
         if (o.first_start < 0) o.first_start = now;
         events.Push(now + Stretch(r.remaining, r.slowdown), Completion{j, r.epoch});
         log(now, "start " + jobs[j].name + " on " + NodesOf(cluster, d.placement));

@@ -60,8 +60,8 @@ struct JobOutcome {
   std::string span;
   int inner_domains = 0;
   double slowdown = 1.0;
-  // The relative speed of the GPU models of its last placement (Workload::gpu_model_speeds);
-  // `slowdown` includes its inverse.
+  // The relative speed of the GPU models of its last placement (Workload::gpu_model_speeds).
+  // Its run time is stretched by slowdown / gpu_speed (and, for an elastic job, by its size).
   double gpu_speed = 1.0;
 };
 
