@@ -48,24 +48,22 @@ def table(title, pattern):
     if not order:
         return None
     print(f"\n{title} (mean over {n} run{'s' if n > 1 else ''}; hours)\n")
-    print("| variant | class | JCT mean | JCT p95 | queue mean | queue p95 | within preferred | "
-          "GPU speed |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| variant | class | jobs | JCT mean | JCT p95 | queue mean | queue p95 | "
+          "within preferred | spread slowdown | GPU speed |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for v in order:
         for c in CLASSES:
             rows = by[v]
+            if cls(rows[0], c)["jobs"] == 0:
+                continue
             pref = [cls(r, c)["within_preferred"] for r in rows if cls(r, c)["with_prefer"] > 0]
-            print(f"| {v} | {c} | {avg(rows, c, 'jct_mean_seconds', 1 / 3600):.2f} | "
+            within = f"{100 * mean(pref):.1f}%" if pref else "-"
+            print(f"| {v} | {c} | {cls(rows[0], c)['jobs']} | "
+                  f"{avg(rows, c, 'jct_mean_seconds', 1 / 3600):.2f} | "
                   f"{avg(rows, c, 'jct_p95_seconds', 1 / 3600):.2f} | "
                   f"{avg(rows, c, 'queue_mean_seconds', 1 / 3600):.2f} | "
-                  f"{avg(rows, c, 'queue_p95_seconds', 1 / 3600):.2f} | "
-                  f"{(100 * mean(pref)):.1f}% | {avg(rows, c, 'mean_gpu_speed'):.3f} |"
-                  if pref else
-                  f"| {v} | {c} | {avg(rows, c, 'jct_mean_seconds', 1 / 3600):.2f} | "
-                  f"{avg(rows, c, 'jct_p95_seconds', 1 / 3600):.2f} | "
-                  f"{avg(rows, c, 'queue_mean_seconds', 1 / 3600):.2f} | "
-                  f"{avg(rows, c, 'queue_p95_seconds', 1 / 3600):.2f} | - | "
-                  f"{avg(rows, c, 'mean_gpu_speed'):.3f} |")
+                  f"{avg(rows, c, 'queue_p95_seconds', 1 / 3600):.2f} | {within} | "
+                  f"{avg(rows, c, 'mean_slowdown'):.3f} | {avg(rows, c, 'mean_gpu_speed'):.3f} |")
     print("\n| variant | GPU allocation | makespan h | resizes | replay s |")
     print("|---|---:|---:|---:|---:|")
     for v in order:

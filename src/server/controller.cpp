@@ -972,7 +972,7 @@ int Controller::RunSchedulingCycle() {
     for (auto& unit : job.units) {
       if (unit.phase != UnitPhase::kPending && unit.phase != UnitPhase::kRunning) continue;
       if (!prepared) {
-        job.workload.allowed_models = cluster.models().Resolve(job.workload.gpu_models);
+        ResolveGpuModels(cluster.models(), job.workload);
         if (job.never_fits_generation != node_generation_) {
           Workload one = job.workload;
           if (job.spec.IndependentTasks()) one.groups[0].count = 1;

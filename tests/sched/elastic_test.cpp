@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sched/elastic/elastic_resize.h"
+#include "sched/placement/task_placer.h"
 #include "sched/scheduler.h"
 
 namespace tessera {
@@ -161,6 +162,43 @@ TEST(ElasticTest, ShrinkKeepsTheLowestRanks) {
   ASSERT_EQ(kept.size(), 1U);
   EXPECT_EQ(kept[0], r.placement[0]);
   EXPECT_EQ(state.free_gpu_milli(), 6000);
+}
+
+TEST(ElasticTest, GrowsWithinItsDomainUnlessTheDomainIsTooSmall) {
+  // Two leaves of two 8-GPU nodes. A job preferring a leaf, running 1 worker (8 GPUs) on n0,
+  // grows inside leaf 0 (n1) when its maximum (2 workers) fits a leaf; with a maximum of 3
+  // workers (24 GPUs > a leaf's 16) it would stay small for good, so it grows across leaves.
+  Cluster c;
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(c.AddNode("n" + std::to_string(i), "H100", 8, 64000, 1 << 20, {0, i / 2}));
+  }
+  c.set_topology(Topology{{"spine", "leaf"}, {{"spine-0"}, {"leaf-0", "leaf-1"}}});
+  auto policy = MakePlacementPolicy("bestfit", {});
+  ASSERT_TRUE(policy);
+  TaskPlacer placer(**policy, nullptr);
+  Workload w = Job(0, 2, 8, 0);
+  w.min_workers = 1;
+  w.max_workers = 2;
+  w.topology.prefer = "leaf";
+  const Placement one = {TaskPlacement{NodeId(0), 0xFF, 1000, 0, 0}};
+  {
+    ClusterState state(c);
+    ASSERT_TRUE(state.Apply(one));
+    ASSERT_TRUE(state.Apply({TaskPlacement{NodeId(1), 0xFF, 1000, 0, 0}}));  // leaf 0 full
+    Rng rng(1);
+    EXPECT_FALSE(GrowElastic(state, w, one, placer, rng));  // leaf 1 is outside its domain
+  }
+  w.max_workers = 3;
+  {
+    ClusterState state(c);
+    ASSERT_TRUE(state.Apply(one));
+    ASSERT_TRUE(state.Apply({TaskPlacement{NodeId(1), 0xFF, 1000, 0, 0}}));
+    Rng rng(1);
+    auto grown = GrowElastic(state, w, one, placer, rng);
+    ASSERT_TRUE(grown);
+    EXPECT_EQ(grown->size(), 3U);  // n2 and n3, in leaf 1
+    EXPECT_EQ(c.node((*grown)[1].node).domain[1], 1U);
+  }
 }
 
 }  // namespace

@@ -37,16 +37,31 @@ std::optional<Placement> GrowElastic(ClusterState& state, const Workload& job,
     }
   }
   if (level >= named) level = named - 1;  // kClusterLevel when there are no named levels
-  const Node& anchor = cluster.node(current[0].node);
-  std::vector<NodeId> candidates;
-  for (const Node& n : cluster.nodes()) {
-    const auto l = static_cast<std::size_t>(level);
-    if (level == kClusterLevel ||
-        (n.domain.size() > l && anchor.domain.size() > l && n.domain[l] == anchor.domain[l])) {
-      candidates.push_back(n.id);
-    }
+  // A domain too small for the job at its maximum would keep it small for good (a 4,096-GPU
+  // job that prefers a 2,048-GPU spine and started at half size): widen it, one level at a
+  // time, never wider than the job requires.
+  int require = kClusterLevel;
+  if (!job.topology.require.empty()) {
+    require = LevelNumber(cluster.topology(), job.topology.require).value_or(kClusterLevel);
   }
   const TaskShape& shape = job.groups[0].shape;
+  const std::int64_t need = std::int64_t{max} * shape.gpus;
+  const Node& anchor = cluster.node(current[0].node);
+  std::vector<NodeId> candidates;
+  while (true) {
+    candidates.clear();
+    std::int64_t gpus = 0;
+    for (const Node& n : cluster.nodes()) {
+      const auto l = static_cast<std::size_t>(level);
+      if (level == kClusterLevel ||
+          (n.domain.size() > l && anchor.domain.size() > l && n.domain[l] == anchor.domain[l])) {
+        candidates.push_back(n.id);
+        gpus += n.gpu_count;
+      }
+    }
+    if (gpus >= need || level <= std::max(require, kClusterLevel)) break;
+    --level;
+  }
   Placement grown = current;
   while (static_cast<int>(grown.size()) < max) {
     auto task = placer.Place(state, shape, job.allowed_models, rng, &candidates);
