@@ -256,6 +256,9 @@ void RegisterBenchCommand(CLI::App& app) {
   t->add_option("--max-attempts", topo->options.max_attempts_after_block,
                 "pending jobs tried per cycle once the head is blocked (0 = all)")
       ->capture_default_str();
+  t->add_option("--backfill-reservation", topo->options.backfill_reservation,
+                "domain | gpu-count (docs/backfill.md; §3 of docs/results.md used gpu-count)")
+      ->capture_default_str();
   t->add_option("--out", topo->out, "write the JSON here");
   t->callback([topo] { SetExitCode(RunBenchTopology(*topo)); });
 

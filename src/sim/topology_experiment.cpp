@@ -97,6 +97,7 @@ Result<std::vector<TopologyExperimentRow>> RunTopologyExperiment(
       v.name = gangs;
       v.queue_policy = options.queue_policy;
       v.gang_placement = gangs;
+      v.backfill_reservation = options.backfill_reservation;
       variants.push_back(v);
     }
   }

@@ -41,6 +41,8 @@ struct TopologyExperimentOptions {
   std::size_t max_attempts_after_block = 500;
   // Empty: ReplayOptions' defaults.
   std::vector<std::pair<std::string, double>> spread_slowdown;
+  // With gang_placements: SchedulerConfig::backfill_reservation (docs/backfill.md).
+  std::string backfill_reservation = "domain";
   // When not empty, the rows are these variants (queue_policy and gang_placements unused).
   std::vector<PolicyVariant> variants;
   double elastic_scaling = 1.0;  // ReplayOptions::elastic_scaling
