@@ -80,6 +80,8 @@ def bars(path, title, groups, series, values, ylabel):
     w, h, l, r, t, b = 760, 400, 70, 190, 40, 60
     top = max(max(v) for v in values) * 1.15 or 1
     step = 10 ** len(str(int(top))) / 10
+    if top / step < 4:
+        step /= 4  # at least four grid lines
     ticks = [i * step for i in range(0, int(top / step) + 2) if i * step <= top]
     px = lambda g, s: l + (w - l - r) * (g + (s + 0.5) / (len(series) + 1)) / len(groups)
     py = lambda v: h - b - v / top * (h - t - b)
@@ -127,7 +129,7 @@ itp = table("ITP cluster04 on itp-512", "itp04.json")
 het = table("Heterogeneous 10k (H100/A100/V100)", "hetero-s*.json")
 if het:
     order, by = het
-    groups = CLASSES
+    groups = ["pretrain", "multi-node", "one node", "all"]
     values = [[avg(by[v], c, "jct_mean_seconds", 1 / 3600) for c in CLASSES] for v in order]
     bars(os.path.join(figdir, "policies-hetero.svg"),
          "hetero-10k: JCT mean by class, model-blind vs fastest model first", groups, order,
