@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "sim/cluster_spec.h"
+#include "sim/policy_workload.h"
 #include "sim/schedule_benchmark.h"
 #include "sim/topology_experiment.h"
 #include "sim/trace/trace_reader.h"
@@ -84,6 +85,88 @@ int RunBenchTopology(const BenchTopologyFlags& flags) {
     nlohmann::json j = TopologyExperimentJson(flags.options, *rows);
     j["trace"] = flags.trace;
     j["cluster"] = flags.cluster;
+    std::ofstream f(flags.out, std::ios::binary);
+    f << j.dump(2) << "\n";
+    if (!f) return fail("--out: cannot write " + flags.out);
+    std::cerr << "wrote " << flags.out << "\n";
+  }
+  return 0;
+}
+
+// `tessera bench policies`: backfill reservations, elastic resizing and heterogeneity-aware
+// GPU choice against their baselines on one trace (docs/results.md §8).
+struct BenchPoliciesFlags {
+  std::string trace;
+  std::string cluster;
+  TopologyExperimentOptions options;
+  std::vector<std::string> variants = {"fifo", "easy", "domain", "domain+elastic"};
+  double elastic_min = 0;  // 0 = no elastic jobs
+  double elastic_max = 1;
+  std::string gpu_speeds;
+  std::string out;
+};
+
+int RunBenchPolicies(const BenchPoliciesFlags& flags) {
+  auto fail = [](const std::string& m) { return Fail(m, "policies"); };
+  if (flags.trace.empty()) return fail("--trace: is required");
+  if (flags.cluster.empty()) return fail("--cluster: is required");
+  if (flags.elastic_min < 0 || flags.elastic_min > 1)
+    return fail("--elastic-min: must be in [0, 1]");
+  if (flags.elastic_max < 1) return fail("--elastic-max: must be at least 1");
+  TopologyExperimentOptions options = flags.options;
+  for (const auto& name : flags.variants) {
+    auto v = ParsePolicyVariant(name);
+    if (!v) return fail("--variants: " + v.error().message);
+    options.variants.push_back(*v);
+  }
+  auto cluster = LoadCluster(flags.cluster);
+  if (!cluster) return fail("--cluster: " + cluster.error().message);
+  auto trace = ReadTrace(flags.trace, {});
+  if (!trace) return fail(trace.error().message);
+  std::vector<Workload> jobs;
+  jobs.reserve(trace->jobs.size());
+  for (std::size_t i = 0; i < trace->jobs.size(); ++i) {
+    jobs.push_back(ToWorkload(trace->jobs[i], *cluster, JobId(static_cast<std::uint32_t>(i))));
+  }
+  std::size_t elastic = 0;
+  if (flags.elastic_min > 0)
+    elastic = MakeMultiNodeJobsElastic(jobs, flags.elastic_min, flags.elastic_max);
+  if (!flags.gpu_speeds.empty()) {
+    auto speeds = ParseGpuSpeeds(flags.gpu_speeds);
+    if (!speeds) return fail(speeds.error().message);
+    SetGpuSpeeds(jobs, *cluster, *speeds);
+  }
+  std::cerr << fmt::format(
+      "cluster: {} nodes, {} GPUs; trace: {} jobs ({} elastic); placement {}\n",
+      cluster->node_count(), cluster->total_gpus(), jobs.size(), elastic, options.placement_policy);
+  auto rows = RunTopologyExperiment(*cluster, jobs, options);
+  if (!rows) return fail(rows.error().message);
+  std::cout << "| variant | class | jobs | JCT mean h | JCT p95 h | queue mean h | queue p95 h | "
+               "within preferred | mean slowdown | GPU speed |\n"
+               "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& r : *rows) {
+    for (const auto& c : r.classes) {
+      std::cout << fmt::format(
+          "| {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} | {:.3f} | {:.3f} |\n",
+          r.gang_placement, c.name, c.jobs, c.jct_mean_s / 3600, c.jct_p95_s / 3600,
+          c.queue_mean_s / 3600, c.queue_p95_s / 3600,
+          c.with_prefer > 0 ? fmt::format("{:.1f}%", 100 * c.within_preferred) : std::string("-"),
+          c.mean_slowdown, c.mean_gpu_speed);
+    }
+    std::cerr << fmt::format(
+        "{}: makespan {:.1f} h, GPU allocation {:.1f}%, {} resizes, {} unschedulable, {:.1f} s\n",
+        r.gang_placement, r.makespan_s / 3600, 100 * r.gpu_allocation, r.resizes, r.unschedulable,
+        r.wall_seconds);
+  }
+  if (!flags.out.empty()) {
+    nlohmann::json j = TopologyExperimentJson(options, *rows);
+    j["trace"] = flags.trace;
+    j["cluster"] = flags.cluster;
+    j["elastic_jobs"] = elastic;
+    j["elastic_min"] = flags.elastic_min;
+    j["elastic_max"] = flags.elastic_max;
+    j["elastic_scaling"] = options.elastic_scaling;
+    j["gpu_speeds"] = flags.gpu_speeds;
     std::ofstream f(flags.out, std::ios::binary);
     f << j.dump(2) << "\n";
     if (!f) return fail("--out: cannot write " + flags.out);
@@ -173,8 +256,40 @@ void RegisterBenchCommand(CLI::App& app) {
   t->add_option("--max-attempts", topo->options.max_attempts_after_block,
                 "pending jobs tried per cycle once the head is blocked (0 = all)")
       ->capture_default_str();
+  t->add_option("--backfill-reservation", topo->options.backfill_reservation,
+                "domain | gpu-count (docs/backfill.md; §3 of docs/results.md used gpu-count)")
+      ->capture_default_str();
   t->add_option("--out", topo->out, "write the JSON here");
   t->callback([topo] { SetExitCode(RunBenchTopology(*topo)); });
+
+  auto pol = std::make_shared<BenchPoliciesFlags>();
+  auto* b = bench->add_subcommand(
+      "policies",
+      "Backfill reservations, elastic resizing, GPU-model choice vs baselines on one trace");
+  b->add_option("--trace", pol->trace, "trace file (e.g. from tessera gen)");
+  b->add_option("--cluster", pol->cluster, "cluster spec (e.g. examples/clusters/llm-10k.yaml)");
+  b->add_option("--variants", pol->variants,
+                "comma-separated: fifo, easy, domain, srtf, ... with +elastic, +blind, +greedy")
+      ->delimiter(',')
+      ->capture_default_str();
+  b->add_option("--placement", pol->options.placement_policy, "placement policy")
+      ->capture_default_str();
+  b->add_option("--elastic-min", pol->elastic_min,
+                "make multi-node jobs elastic down to this share of their workers (0 = none)")
+      ->capture_default_str();
+  b->add_option("--elastic-max", pol->elastic_max, "... and up to this multiple")
+      ->capture_default_str();
+  b->add_option("--elastic-scaling", pol->options.elastic_scaling,
+                "progress rate (w/n)^this of an elastic job on w of n workers")
+      ->capture_default_str();
+  b->add_option("--gpu-speeds", pol->gpu_speeds,
+                "relative speed per GPU model for every job, e.g. H100=1,A100=0.5,V100=0.25");
+  b->add_option("--seed", pol->options.seed, "seed")->capture_default_str();
+  b->add_option("--max-attempts", pol->options.max_attempts_after_block,
+                "pending jobs tried per cycle once the head is blocked (0 = all)")
+      ->capture_default_str();
+  b->add_option("--out", pol->out, "write the JSON here");
+  b->callback([pol] { SetExitCode(RunBenchPolicies(*pol)); });
 }
 
 }  // namespace tessera::cli

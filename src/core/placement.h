@@ -18,10 +18,19 @@ struct TaskPlacement {
   std::int64_t memory_mib = 0;
 
   int gpu_count() const { return std::popcount(gpu_mask); }
-  Resources Total() const { return Resources{cpu_milli, memory_mib, gpu_count() * std::int64_t{gpu_milli}}; }
+  Resources Total() const {
+    return Resources{cpu_milli, memory_mib, gpu_count() * std::int64_t{gpu_milli}};
+  }
   friend bool operator==(const TaskPlacement&, const TaskPlacement&) = default;
 };
 
 using Placement = std::vector<TaskPlacement>;
+
+// The milli-GPUs a placement holds.
+inline std::int64_t GpuMilliOf(const Placement& p) {
+  std::int64_t m = 0;
+  for (const auto& t : p) m += t.gpu_count() * std::int64_t{t.gpu_milli};
+  return m;
+}
 
 }  // namespace tessera

@@ -54,4 +54,14 @@ const TaskShape& Workload::ShapeOfTask(int rank) const {
   return groups.back().shape;
 }
 
+void ResolveGpuModels(const GpuModelCatalog& catalog, Workload& w) {
+  w.allowed_models = catalog.Resolve(w.gpu_models);
+  w.model_speed.clear();
+  if (w.gpu_model_speeds.empty()) return;
+  w.model_speed.assign(static_cast<std::size_t>(catalog.size()), 1.0);
+  for (std::size_t i = 0; i < w.gpu_models.size() && i < w.gpu_model_speeds.size(); ++i) {
+    if (auto id = catalog.Find(w.gpu_models[i])) w.model_speed[*id] = w.gpu_model_speeds[i];
+  }
+}
+
 }  // namespace tessera

@@ -18,7 +18,7 @@ namespace tessera {
 
 enum class WorkloadKind { kTraining, kInference, kBatch, kDevSession, kRL };
 
-std::string_view KindName(WorkloadKind k);                       // "TrainingJob", ...
+std::string_view KindName(WorkloadKind k);  // "TrainingJob", ...
 bool ParseKind(std::string_view name, WorkloadKind* out);
 
 // What one task (one worker, replica or batch task) needs on one node.
@@ -29,14 +29,25 @@ struct TaskShape {
   std::int32_t gpu_milli = 0;  // per GPU: 1000 for whole GPUs, 1..999 for a share of one GPU
 
   bool IsShare() const { return gpus == 1 && gpu_milli < kMilliPerGpu; }
-  Resources Total() const { return Resources{cpu_milli, memory_mib, gpus * std::int64_t{gpu_milli}}; }
+  Resources Total() const {
+    return Resources{cpu_milli, memory_mib, gpus * std::int64_t{gpu_milli}};
+  }
   friend bool operator==(const TaskShape&, const TaskShape&) = default;
+};
+
+// RLJob: the tasks of a role and of `role` together lie inside one domain of topology level
+// `level` (e.g. rollout with trainer in one leaf, reference with trainer on one node).
+struct RoleAffinity {
+  std::string role;
+  std::string level;
+  friend bool operator==(const RoleAffinity&, const RoleAffinity&) = default;
 };
 
 struct TaskGroup {
   std::string name = "worker";  // worker | replica | task | trainer | rollout | ...
   int count = 1;
   TaskShape shape;
+  std::vector<RoleAffinity> affinity;  // see sched/placement/role_affinity.h
 };
 
 struct TopologyConstraint {
@@ -56,6 +67,11 @@ struct Workload {
   std::vector<TaskGroup> groups;        // the gang: every task of every group starts together
   std::vector<std::string> gpu_models;  // accepted models; empty = any
   GpuModelSet allowed_models = GpuModelSet::Any();  // gpu_models resolved against a cluster
+  // Relative speed on each of gpu_models, in the same order (1.0 = the speed `duration` is
+  // measured at); empty = the same speed on every model. Resolved against a cluster into
+  // model_speed, indexed by GpuModelId (empty = 1.0 everywhere). See docs/heterogeneous.md.
+  std::vector<double> gpu_model_speeds;
+  std::vector<double> model_speed;
   TopologyConstraint topology;
 
   Tick submit = 0;    // when it entered the system
@@ -65,10 +81,17 @@ struct Workload {
   int max_workers = 0;
 
   int TaskCount() const;
+  double SpeedOn(GpuModelId model) const {
+    return model < model_speed.size() ? model_speed[model] : 1.0;
+  }
   std::int64_t TotalGpuMilli() const;
   Resources TotalResources() const;
   // The shape of task `rank` in gang order (groups in order, ranks within a group).
   const TaskShape& ShapeOfTask(int rank) const;
 };
+
+// Sets w.allowed_models and w.model_speed from w.gpu_models and w.gpu_model_speeds against the
+// models of one cluster (names the cluster lacks are ignored: no node has them).
+void ResolveGpuModels(const GpuModelCatalog& catalog, Workload& w);
 
 }  // namespace tessera

@@ -10,11 +10,15 @@
 
 namespace tessera {
 
+// kResize: a running elastic job (sched/elastic/elastic_resize.h) changes its number of
+// workers; `placement` is its whole new placement in rank order, the ranks it keeps unmoved
+// (growth appends ranks, shrinking drops the highest). A caller that cannot resize yet (the
+// controller) may ignore it; the job then keeps its old placement.
 struct Decision {
-  enum class Kind { kBind, kPreempt, kUnschedulable };
+  enum class Kind { kBind, kPreempt, kUnschedulable, kResize };
   Kind kind = Kind::kBind;
   JobId job;
-  Placement placement;  // kBind: where each task goes, in rank order
+  Placement placement;  // kBind: where each task goes, in rank order; kResize: the new one
   std::string reason;   // kPreempt and kUnschedulable: why
 };
 

@@ -6,6 +6,9 @@
 #include <set>
 
 #include "core/rng.h"
+#include "sched/backfill/backfill_gate.h"
+#include "sched/elastic/elastic_cycle.h"
+#include "sched/placement/gpu_model_speed.h"
 #include "sched/placement/topology_gang_placer.h"
 #include "sched/preemption/priority_preemption.h"
 #include "sched/quota/fair_share_cycle.h"
@@ -51,8 +54,22 @@ Result<Scheduler> Scheduler::Create(const SchedulerConfig& config) {
     return InvalidArgument("priority preemption applies to fifo and backfill; queue policy '" +
                            config.queue_policy + "' preempts by priority within each queue itself");
   }
+  const auto reservation = ParseBackfillReservation(config.backfill_reservation);
+  if (!reservation) {
+    return InvalidArgument("backfill reservation '" + config.backfill_reservation +
+                           "' is unknown (known: domain, gpu-count)");
+  }
+  if (config.gpu_model_choice != "fastest" && config.gpu_model_choice != "blind") {
+    return InvalidArgument("gpu model choice '" + config.gpu_model_choice +
+                           "' is unknown (known: fastest, blind)");
+  }
   Scheduler s;
   s.priority_preemption_ = config.priority_preemption;
+  s.elastic_ = config.elastic;
+  // Topology-blind gang placement has no domain to reserve: it counts GPUs, as EASY does.
+  s.backfill_reservation_ =
+      config.gang_placement == "greedy" ? BackfillReservation::kGpuCount : *reservation;
+  s.fastest_model_first_ = config.gpu_model_choice == "fastest";
   s.queue_ = std::move(*queue);
   s.placement_ = std::move(*placement);
   if (config.memoize_scores) s.cache_ = std::make_shared<ScoreCache>();
@@ -141,14 +158,20 @@ Decisions Scheduler::Schedule(const Snapshot& snap, ClusterState& working) const
 void Scheduler::ScheduleInOrder(const Snapshot& snap, JobOrder& order, ClusterState& working,
                                 Rng& rng, const TopologyGangPlacer* gangs, Decisions& out) const {
   TaskPlacer placer(*placement_, cache_.get(), gangs);
-  // EASY backfill: once the head job is blocked, it holds a reservation at the shadow time
-  // (when enough GPUs will have been released by running jobs' expected ends); a later job may
-  // start only if it ends by then or fits in the GPUs left over at that time.
+  placer.set_fastest_model_first(fastest_model_first_);
+  // Once the head job is blocked it holds a reservation (backfill/backfill_gate.h); a later job
+  // starts only where the gate says it cannot delay the head.
+  BackfillGate gate(backfill_reservation_, placer);
+  std::optional<ElasticCycle> elastic;
+  if (elastic_) elastic.emplace(snap, placer);
   bool blocked = false;
-  std::vector<std::pair<Tick, std::int64_t>> bound_ends;  // expected ends of jobs bound now
+  struct Bound {
+    Tick end;           // expected
+    std::size_t index;  // in out
+    std::int64_t gpu_milli;
+  };
+  std::vector<Bound> bound_ends;
   auto end_of = [&](const JobView& v) { return v.remaining > 0 ? snap.now + v.remaining : kNever; };
-  Tick shadow = kNever;
-  std::int64_t spare_at_shadow = 0;
   std::size_t attempts = 0;
   const std::size_t limit = snap.max_attempts_after_block;
   std::set<JobId> preempted;  // this cycle, by priority preemption
@@ -158,50 +181,63 @@ void Scheduler::ScheduleInOrder(const Snapshot& snap, JobOrder& order, ClusterSt
     if (blocked) {
       if (!queue_->backfill() || working.free_gpu_milli() == 0) break;
       if (limit > 0 && ++attempts > limit) break;
-      const bool ends_in_time = v->remaining > 0 && snap.now + v->remaining <= shadow;
-      const bool fits_spare = job.TotalGpuMilli() <= spare_at_shadow;
-      if (!ends_in_time && !fits_spare) continue;
-      if (auto p = placer.PlaceGang(working, job, rng)) {
-        if (!ends_in_time) spare_at_shadow -= job.TotalGpuMilli();
+      // The estimate holds on the slowest model the job accepts, wherever it lands.
+      const Tick estimate = v->remaining > 0
+                                ? static_cast<Tick>(static_cast<double>(v->remaining) /
+                                                    SlowestSpeed(working.cluster(), job))
+                                : 0;
+      if (auto p = gate.TryStart(working, job, estimate, snap.now, rng)) {
         out.push_back({Decision::Kind::kBind, job.id, std::move(*p), {}});
       }
       continue;
     }
-    if (auto p = placer.PlaceGang(working, job, rng)) {
+    std::optional<Placement> p = placer.PlaceGang(working, job, rng);
+    if (!p && elastic) p = elastic->PlaceAtMinimum(working, job, rng);
+    if (!p && elastic) p = elastic->ShrinkFor(working, job, rng, out);
+    if (p) {
       out.push_back({Decision::Kind::kBind, job.id, std::move(*p), {}});
-      bound_ends.emplace_back(end_of(*v), job.TotalGpuMilli());
+      if (elastic) elastic->NoteBound(job, out.size() - 1);
+      // Its expected end: slower on a slower model, and (by the linear estimate, an upper
+      // bound for sub-linear scaling) on fewer workers than its nominal size.
+      const Placement& placed = out.back().placement;
+      double stretch = 1.0 / PlacementSpeed(working.cluster(), job, placed);
+      if (IsElastic(job) && !placed.empty()) {
+        stretch *= static_cast<double>(job.groups[0].count) / static_cast<double>(placed.size());
+      }
+      const Tick end =
+          v->remaining > 0
+              ? snap.now + static_cast<Tick>(static_cast<double>(v->remaining) * stretch)
+              : kNever;
+      bound_ends.push_back({end, out.size() - 1, GpuMilliOf(out.back().placement)});
       continue;
     }
     if (priority_preemption_ &&
         PreemptForPriority(snap, job, working, placer, rng, preempted, out)) {
-      bound_ends.emplace_back(end_of(*v), job.TotalGpuMilli());
+      bound_ends.push_back({end_of(*v), out.size() - 1, GpuMilliOf(out.back().placement)});
       continue;
     }
     blocked = true;
     if (!queue_->backfill()) break;
-    // Shadow time: walk expected completions of running jobs (and jobs bound this cycle)
-    // until the free GPUs cover the head job.
-    std::vector<std::pair<Tick, std::int64_t>> ends = bound_ends;
+    std::vector<ExpectedEnd> ends;
+    ends.reserve(bound_ends.size() + snap.jobs.size());
+    for (const auto& b : bound_ends) ends.push_back({b.end, &out[b.index].placement, b.gpu_milli});
     for (const auto& r : snap.jobs) {
-      if (r.phase == JobPhase::kRunning) ends.emplace_back(end_of(r), r.job->TotalGpuMilli());
+      if (r.phase != JobPhase::kRunning || preempted.contains(r.job->id)) continue;
+      const Placement& now_at = elastic ? elastic->Current(r, out) : r.placement;
+      ends.push_back({end_of(r), &now_at, GpuMilliOf(now_at)});
     }
-    std::sort(ends.begin(), ends.end());
-    std::int64_t free = working.free_gpu_milli();
-    const std::int64_t need = job.TotalGpuMilli();
-    for (const auto& [end, gpus] : ends) {
-      if (free >= need) break;
-      free += gpus;
-      shadow = end;
-    }
-    spare_at_shadow = free >= need ? free - need : 0;
-    if (free < need) shadow = kNever;
+    gate.Block(working, job, std::move(ends), snap.now, rng);
   }
+  if (elastic) elastic->Grow(working, &gate, rng, out);
 }
 
 void Scheduler::ScheduleWithPreemption(const Snapshot& snap, JobOrder& order, ClusterState& working,
                                        Rng& rng, const TopologyGangPlacer* gangs,
                                        Decisions& out) const {
   TaskPlacer placer(*placement_, cache_.get(), gangs);
+  placer.set_fastest_model_first(fastest_model_first_);
+  std::optional<ElasticCycle> elastic;
+  if (elastic_) elastic.emplace(snap, placer);
   // 1. Which jobs does the order admit? Place greedily, in order, on the cluster as it would
   //    be with no job running (as Muri's and Tiresias' simulators re-plan). Jobs are taken
   //    from the order until every running job has been seen and the plan is full: the rest
@@ -222,6 +258,7 @@ void Scheduler::ScheduleWithPreemption(const Snapshot& snap, JobOrder& order, Cl
     std::vector<Placement> undo;
     Rng plan_rng(Rng::Mix(snap.seed, 1));
     TaskPlacer plan_placer(*placement_, cache_.get(), gangs);
+    plan_placer.set_fastest_model_first(fastest_model_first_);
     std::size_t failures = 0;  // pending jobs not admitted once every running job was seen
     const std::size_t limit = snap.max_attempts_after_block;
     while (running_left > 0 || (plan.free_gpu_milli() > 0 && (limit == 0 || failures < limit))) {
@@ -246,26 +283,34 @@ void Scheduler::ScheduleWithPreemption(const Snapshot& snap, JobOrder& order, Cl
   }
   // 2. Admitted running jobs stay where they are.
   std::vector<const JobView*> displaced;
-  for (std::size_t i = 0; i < taken.size(); ++i) {
-    if (taken[i]->phase == JobPhase::kRunning && admitted[i]) {
-      if (!working.Apply(taken[i]->placement)) displaced.push_back(taken[i]);
+  // An elastic job that no longer fits whole keeps what still fits, down to its minimum.
+  auto keep = [&](const JobView* v) {
+    if (elastic ? elastic->ApplyUpToNominal(working, *v)
+                : static_cast<bool>(working.Apply(v->placement))) {
+      return;
     }
+    if (!elastic || !elastic->KeepShrunk(working, *v, out)) displaced.push_back(v);
+  };
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    if (taken[i]->phase == JobPhase::kRunning && admitted[i]) keep(taken[i]);
   }
   // 3. Admitted pending jobs start, in order.
   for (std::size_t i = 0; i < taken.size(); ++i) {
     if (taken[i]->phase == JobPhase::kPending && admitted[i]) {
-      if (auto p = placer.PlaceGang(working, *taken[i]->job, rng)) {
+      std::optional<Placement> p = placer.PlaceGang(working, *taken[i]->job, rng);
+      if (!p && elastic) p = elastic->PlaceAtMinimum(working, *taken[i]->job, rng);
+      if (p) {
         out.push_back({Decision::Kind::kBind, taken[i]->job->id, std::move(*p), {}});
+        if (elastic) elastic->NoteBound(*taken[i]->job, out.size() - 1);
       }
     }
   }
   // 4. Running jobs the order does not admit keep their GPUs if nobody took them; otherwise
   //    they are preempted (and keep their progress).
   for (std::size_t i = 0; i < taken.size(); ++i) {
-    if (taken[i]->phase == JobPhase::kRunning && !admitted[i]) {
-      if (!working.Apply(taken[i]->placement)) displaced.push_back(taken[i]);
-    }
+    if (taken[i]->phase == JobPhase::kRunning && !admitted[i]) keep(taken[i]);
   }
+  if (elastic) elastic->ReturnLent(working, out);
   for (const JobView* v : displaced) {
     out.push_back({Decision::Kind::kPreempt,
                    v->job->id,
@@ -281,15 +326,19 @@ void Scheduler::ScheduleWithPreemption(const Snapshot& snap, JobOrder& order, Cl
     if (limit > 0 && ++attempts > limit) return false;
     if (auto p = placer.PlaceGang(working, *v->job, rng)) {
       out.push_back({Decision::Kind::kBind, v->job->id, std::move(*p), {}});
+      if (elastic) elastic->NoteBound(*v->job, out.size() - 1);
     }
     return true;
   };
-  for (std::size_t i = 0; i < taken.size(); ++i) {
-    if (taken[i]->phase == JobPhase::kPending && !admitted[i] && !try_start(taken[i])) return;
-  }
-  while (const JobView* v = order.Next()) {
-    if (!try_start(v)) return;
-  }
+  [&] {
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+      if (taken[i]->phase == JobPhase::kPending && !admitted[i] && !try_start(taken[i])) return;
+    }
+    while (const JobView* v = order.Next()) {
+      if (!try_start(v)) return;
+    }
+  }();
+  if (elastic) elastic->Grow(working, nullptr, rng, out);
 }
 
 bool Scheduler::PreemptForPriority(const Snapshot& snap, const Workload& job, ClusterState& working,

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "core/cluster_state.h"
+#include "sched/backfill/backfill_gate.h"
 #include "sched/decision.h"
 #include "sched/placement/placement_policy.h"
 #include "sched/placement/task_placer.h"
@@ -40,6 +41,21 @@ struct SchedulerConfig {
   // lower priority that are preemptible (sched/preemption/priority_preemption.h). Off by
   // default; the preemptive queue policies (srtf, srsf, las) re-plan by their own order.
   bool priority_preemption = false;
+  // What a blocked head job reserves when the queue policy backfills: "domain" (default)
+  // concrete GPUs in one domain of its required level at the earliest expected instant;
+  // "gpu-count" the cluster-wide GPU count of EASY backfilling (the baseline; also what
+  // "greedy" gang placement gets, having no domains to reserve). See
+  // sched/backfill/backfill_gate.h and docs/backfill.md.
+  std::string backfill_reservation = "domain";
+  // Jobs that name a relative speed per GPU model: "fastest" tries their fastest accepted
+  // model first (heterogeneity-aware, after Gavel, OSDI'20); "blind" treats all accepted
+  // models as one pool (the baseline). See docs/heterogeneous.md.
+  std::string gpu_model_choice = "fastest";
+  // Resize elastic jobs (Workload::min_workers..max_workers): start them smaller when their
+  // nominal size does not fit, grow them into idle GPUs, shrink them instead of preempting
+  // them. Off: they are placed at their nominal size like any gang. The controller does not
+  // resize jobs yet, so it leaves this off. See docs/elastic.md.
+  bool elastic = false;
   QueuePolicyConfig queue;
   PlacementConfig placement;
   // The queue tree (hierarchical quotas): required by drf and drf-naive, which schedule with
@@ -77,6 +93,9 @@ class Scheduler {
   void ScheduleWithPreemption(const Snapshot& snap, JobOrder& order, ClusterState& working,
                               Rng& rng, const TopologyGangPlacer* gangs, Decisions& out) const;
 
+  BackfillReservation backfill_reservation_ = BackfillReservation::kDomain;
+  bool fastest_model_first_ = true;
+  bool elastic_ = false;
   std::shared_ptr<const QueuePolicy> queue_;
   std::shared_ptr<const PlacementPolicy> placement_;
   // Fair share (drf, drf-naive): the tree and how victims are chosen; null otherwise.

@@ -1055,7 +1055,7 @@ int Controller::RunSchedulingCycle() {
     for (auto& unit : job.units) {
       if (unit.phase != UnitPhase::kPending && unit.phase != UnitPhase::kRunning) continue;
       if (!prepared) {
-        job.workload.allowed_models = cluster.models().Resolve(job.workload.gpu_models);
+        ResolveGpuModels(cluster.models(), job.workload);
         if (job.never_fits_generation != node_generation_) {
           Workload one = job.workload;
           if (job.spec.IndependentTasks()) one.groups[0].count = 1;
@@ -1176,6 +1176,10 @@ int Controller::RunSchedulingCycle() {
               (job.spec.IndependentTasks() ? "task " + std::to_string(u) + " " : std::string()) +
                   "attempt " + std::to_string(unit.attempt) + " bound to " + where);
       ++bound;
+    } else if (d.kind == Decision::Kind::kResize) {
+      // The controller does not resize running jobs yet; its SchedulerConfig leaves `elastic`
+      // off, so this is not expected, and the job keeps the placement it has.
+      continue;
     } else if (d.kind == Decision::Kind::kPreempt) {
       p.Event("JobPreempted", object, d.reason);
       StopUnitLocked(job, u, UnitPhase::kPending, "preempted: " + d.reason, p);

@@ -26,6 +26,25 @@ Result<SchedulerConfig> LoadSchedulerConfig(const std::string& path) {
       config.gang_placement = value.get<std::string>();
     } else if (key == "priorityPreemption" && value.is_boolean()) {
       config.priority_preemption = value.get<bool>();
+    } else if (key == "backfillReservation" && value.is_string()) {
+      config.backfill_reservation = value.get<std::string>();
+      if (!ParseBackfillReservation(config.backfill_reservation)) {
+        return InvalidArgument(path + ": backfillReservation: '" + config.backfill_reservation +
+                               "' is unknown (known: domain, gpu-count)");
+      }
+    } else if (key == "gpuModelChoice" && value.is_string()) {
+      config.gpu_model_choice = value.get<std::string>();
+      if (config.gpu_model_choice != "fastest" && config.gpu_model_choice != "blind") {
+        return InvalidArgument(path + ": gpuModelChoice: '" + config.gpu_model_choice +
+                               "' is unknown (known: fastest, blind)");
+      }
+    } else if (key == "elastic" && value.is_boolean()) {
+      // The controller cannot resize running jobs yet (docs/elastic.md).
+      if (value.get<bool>()) {
+        return InvalidArgument(path +
+                               ": elastic: resizing running jobs is not supported by the "
+                               "controller yet (the simulator supports it)");
+      }
     } else if (key == "lasThresholdsGpuSeconds" && value.is_array()) {
       config.queue.las_thresholds_gpu_seconds.clear();
       for (const auto& v : value) {

@@ -2,6 +2,9 @@
 //   queuePolicy: fifo            # fifo | backfill | srtf | srsf | las
 //   placementPolicy: bestfit     # see PlacementPolicyNames()
 //   gangPlacement: topology      # topology | greedy
+//   backfillReservation: domain  # domain | gpu-count (docs/backfill.md)
+//   gpuModelChoice: fastest      # fastest | blind (docs/heterogeneous.md)
+//   elastic: false               # true is refused: the controller does not resize jobs yet
 //   lasThresholdsGpuSeconds: [3600]
 // Unknown keys and unknown policy names are errors that name the key.
 #pragma once

@@ -10,6 +10,8 @@
 
 #include "core/cluster_state.h"
 #include "core/rng.h"
+#include "sched/elastic/elastic_resize.h"
+#include "sched/placement/gpu_model_speed.h"
 #include "sched/placement/task_placer.h"
 #include "sched/placement/topology_gang_placer.h"
 #include "sim/event_queue.h"
@@ -90,6 +92,9 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
   }
   auto scheduler = Scheduler::Create(config);
   if (!scheduler) return std::unexpected(scheduler.error());
+  if (!(options.elastic_scaling > 0) || !(options.elastic_scaling <= 1)) {
+    return InvalidArgument("replay: elastic_scaling: must be in (0, 1]");
+  }
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     if (jobs[i].id != JobId(static_cast<std::uint32_t>(i))) {
       return InvalidArgument("replay: job " + std::to_string(i) + " has id " +
@@ -114,6 +119,13 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
       if (level == name) return factor;
     }
     return 1.0;
+  };
+
+  // Progress rate of an elastic job at the size of `p`, relative to its nominal size.
+  auto elastic_rate = [&](const Workload& w, const Placement& p) {
+    if (!IsElastic(w) || p.empty()) return 1.0;
+    const double ratio = static_cast<double>(p.size()) / w.groups[0].count;
+    return options.elastic_scaling == 1.0 ? ratio : std::pow(ratio, options.elastic_scaling);
   };
 
   ReplayResult result;
@@ -168,8 +180,9 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
     v.attained_gpu_seconds = runs[j].attained_gpu_seconds;
     v.remaining = runs[j].remaining;
     const auto key = order_key(&v);
-    auto at = std::upper_bound(pending_sorted.begin(), pending_sorted.end(), key,
-                               [&](const auto& k, const JobView* other) { return k < order_key(other); });
+    auto at =
+        std::upper_bound(pending_sorted.begin(), pending_sorted.end(), key,
+                         [&](const auto& k, const JobView* other) { return k < order_key(other); });
     pending_sorted.insert(at, &v);
   };
   std::vector<std::pair<double, double>> gpu_series, queue_series;
@@ -182,8 +195,8 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
 
   while (!events.empty()) {
     const Tick now = events.top().time;
-    result.allocated_gpu_seconds +=
-        static_cast<double>(state.allocated_gpu_milli()) / kMilliPerGpu * ToSeconds(now - last_time);
+    result.allocated_gpu_seconds += static_cast<double>(state.allocated_gpu_milli()) /
+                                    kMilliPerGpu * ToSeconds(now - last_time);
     last_time = now;
     meter.Advance(now);
     // Everything that happens at this instant, then one scheduling cycle.
@@ -208,7 +221,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
         auto& r = runs[c->job];
         if (r.phase != Phase::kRunning || r.epoch != c->epoch) continue;  // preempted since
         state.Release(r.placement);
-        r.attained_gpu_seconds += result.jobs[c->job].gpus * ToSeconds(now - r.started);
+        r.attained_gpu_seconds += GpuMilliOf(r.placement) / 1000.0 * ToSeconds(now - r.started);
         r.phase = Phase::kDone;
         r.placement.clear();
         meter.Hold(c->job, -1);
@@ -271,7 +284,8 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
         const Tick saved = saved_wall(j, r.started, now);
         r.remaining =
             std::max<Tick>(0, r.remaining - Shrink(saved, r.slowdown)) + options.restart_cost;
-        r.attained_gpu_seconds += o.gpus * ToSeconds(ran);
+        const double gpus_now = GpuMilliOf(r.placement) / 1000.0;  // elastic: its size now
+        r.attained_gpu_seconds += gpus_now * ToSeconds(ran);
         meter.Hold(j, -1);
         r.phase = Phase::kPending;
         r.placement.clear();
@@ -279,28 +293,50 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
         enqueue(j);
         ++o.preemptions;
         ++result.preemptions;
-        const double lost = o.gpus * ToSeconds(ran - saved + options.restart_cost);
+        const double lost = gpus_now * ToSeconds(ran - saved + options.restart_cost);
         o.gpu_seconds_lost += lost;
         result.gpu_seconds_lost += lost;
         log(now, "preempt " + jobs[j].name);
+      } else if (d.kind == Decision::Kind::kResize) {
+        // The scheduler already took or gave back the GPUs in `state`. Work done so far at the
+        // old size counts; the rest runs at the new size.
+        r.remaining = std::max<Tick>(0, r.remaining - Shrink(now - r.started, r.slowdown));
+        r.attained_gpu_seconds += GpuMilliOf(r.placement) / 1000.0 * ToSeconds(now - r.started);
+        r.started = now;
+        r.placement = d.placement;
+        o.slowdown = slowdown_of(jobs[j], r.placement);
+        r.slowdown = o.slowdown / PlacementSpeed(cluster, jobs[j], r.placement) /
+                     elastic_rate(jobs[j], r.placement);
+        ++r.epoch;
+        ++o.resizes;
+        ++result.resizes;
+        events.Push(now + Stretch(r.remaining, r.slowdown), Completion{j, r.epoch});
+        log(now, "resize " + jobs[j].name + " to " + std::to_string(r.placement.size()) +
+                     " workers on " + NodesOf(cluster, d.placement));
       } else if (d.kind == Decision::Kind::kBind) {
         started_any = true;
         r.phase = Phase::kRunning;
         r.started = now;
         r.placement = d.placement;
-        r.slowdown = slowdown_of(jobs[j], r.placement);
+        // Spread wider than preferred, on a slower GPU model than the job's reference, and
+        // with fewer (or more) workers than its nominal size.
+        const double speed = PlacementSpeed(cluster, jobs[j], r.placement);
+        o.slowdown = slowdown_of(jobs[j], r.placement);
+        r.slowdown = o.slowdown / speed / elastic_rate(jobs[j], r.placement);
+        o.gpu_speed = speed;
         meter.Hold(j, +1);
         o.span = LevelName(topology, SpanLevel(cluster, r.placement));
         o.inner_domains = InnerDomains(cluster, r.placement);
-        o.slowdown = r.slowdown;
+        o.slowdown = slowdown_of(jobs[j], r.placement);  // the spread alone
         if (o.first_start < 0) o.first_start = now;
         events.Push(now + Stretch(r.remaining, r.slowdown), Completion{j, r.epoch});
         log(now, "start " + jobs[j].name + " on " + NodesOf(cluster, d.placement));
       }
     }
     if (started_any) {
-      std::erase_if(pending_sorted,
-                    [&](const JobView* v) { return runs[v->job->id.value].phase != Phase::kPending; });
+      std::erase_if(pending_sorted, [&](const JobView* v) {
+        return runs[v->job->id.value].phase != Phase::kPending;
+      });
     }
     sample();
 
@@ -321,8 +357,9 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
       queued_reorder = next;
     }
   }
-  result.capacity_gpu_seconds = static_cast<double>(cluster.total_gpus()) *
-                                ToSeconds(std::max<Tick>(0, result.last_finish - result.first_submit));
+  result.capacity_gpu_seconds =
+      static_cast<double>(cluster.total_gpus()) *
+      ToSeconds(std::max<Tick>(0, result.last_finish - result.first_submit));
   result.gpus_allocated = Downsample(gpu_series, options.series_points);
   result.queues = meter.Result(std::min<std::size_t>(options.series_points, 200));
   result.queue_length = Downsample(queue_series, options.series_points);

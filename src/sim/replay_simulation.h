@@ -22,14 +22,14 @@ namespace tessera {
 struct ReplayOptions {
   SchedulerConfig scheduler;
   std::uint64_t seed = 0;
-  Tick restart_cost = 0;            // run time added to a job each time it is preempted
+  Tick restart_cost = 0;  // run time added to a job each time it is preempted
   // Checkpoint interval of jobs that do not give their own (Workload::checkpoint_interval): a
   // preempted job loses the work since its last checkpoint, taken every interval of run time
   // since it (re)started. 0 = jobs without their own interval lose nothing (an idealised
   // snapshot, the model of Tiresias' and Muri's simulators).
   Tick checkpoint_interval = 0;
-  std::size_t series_points = 2000; // samples kept per time series
-  bool record_events = false;       // keep a readable event log (golden tests)
+  std::size_t series_points = 2000;  // samples kept per time series
+  bool record_events = false;        // keep a readable event log (golden tests)
   // Hand the scheduler the pending queue pre-sorted (Snapshot::pending_in_order). Off lists
   // every job in the snapshot each cycle, the naive way: the same decisions, slower; kept as
   // the benchmarks' baseline.
@@ -43,6 +43,10 @@ struct ReplayOptions {
   // wider than it prefers: 1.0. Defaults and their sources: docs/topology.md.
   std::vector<std::pair<std::string, double>> spread_slowdown = {
       {"leaf", 1.0}, {"spine", 1.1}, {"cluster", 1.3}};
+  // Elastic jobs (SchedulerConfig::elastic): a job of nominal size n running with w workers
+  // progresses at (w / n)^elastic_scaling times its nominal rate; 1 = linear (the default),
+  // below 1 sub-linear. Sources: docs/elastic.md.
+  double elastic_scaling = 1.0;
 };
 
 struct JobOutcome {
@@ -56,33 +60,38 @@ struct JobOutcome {
   Tick finish = -1;       // -1 = not finished
   int preemptions = 0;
   double gpu_seconds_lost = 0;  // to preemptions: work since the last checkpoint + restart cost
+  int resizes = 0;
   bool unschedulable = false;
-  std::string reason;     // why unschedulable
+  std::string reason;  // why unschedulable
   // Where it ran last: the innermost topology level that holds all its tasks ("node", "leaf",
   // ..., "cluster"; empty = never started), how many domains of the cluster's innermost named
   // level (leaves) it spanned, and the slowdown that placement cost (spread_slowdown).
   std::string span;
   int inner_domains = 0;
   double slowdown = 1.0;
+  // The relative speed of the GPU models of its last placement (Workload::gpu_model_speeds).
+  // Its run time is stretched by slowdown / gpu_speed (and, for an elastic job, by its size).
+  double gpu_speed = 1.0;
 };
 
 struct ReplayResult {
-  std::string policy;           // queue policy
-  std::string placement;        // placement policy
-  bool oracle = false;          // the policy read the trace's run times
-  std::vector<JobOutcome> jobs; // in input order
+  std::string policy;            // queue policy
+  std::string placement;         // placement policy
+  bool oracle = false;           // the policy read the trace's run times
+  std::vector<JobOutcome> jobs;  // in input order
   Tick first_submit = 0;
   Tick last_finish = 0;
   double allocated_gpu_seconds = 0;
   double capacity_gpu_seconds = 0;  // healthy GPU-seconds over [first_submit, last_finish]
   std::int64_t preemptions = 0;
+  std::int64_t resizes = 0;      // elastic jobs grown or shrunk while running
   double gpu_seconds_lost = 0;   // (work since last checkpoint + restart cost) × GPUs
   Tick checkpoint_interval = 0;  // ReplayOptions::checkpoint_interval
   // Every queue of the tree (the options' or one per user), with the share it received.
   std::vector<QueueShare> queues;
   std::vector<std::pair<double, double>> gpus_allocated;  // (seconds, GPUs), downsampled
   std::vector<std::pair<double, double>> queue_length;    // (seconds, pending jobs)
-  std::vector<std::string> events;                         // when record_events
+  std::vector<std::string> events;                        // when record_events
   std::int64_t event_count = 0;
   std::int64_t schedule_calls = 0;
   double wall_seconds = 0;

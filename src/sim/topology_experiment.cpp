@@ -41,6 +41,38 @@ int SpanNumber(const Topology& t, const std::string& span) {
 
 }  // namespace
 
+Result<PolicyVariant> ParsePolicyVariant(const std::string& name) {
+  PolicyVariant v;
+  v.name = name;
+  std::size_t start = 0;
+  bool first = true;
+  while (start <= name.size()) {
+    const std::size_t plus = name.find('+', start);
+    const std::string part =
+        name.substr(start, plus == std::string::npos ? std::string::npos : plus - start);
+    if (first) {
+      if (part == "easy") {
+        v.backfill_reservation = "gpu-count";
+      } else if (part != "domain") {
+        v.queue_policy = part;  // fifo, srtf, las, ...: checked when the scheduler is made
+      }
+      first = false;
+    } else if (part == "elastic") {
+      v.elastic = true;
+    } else if (part == "blind") {
+      v.gpu_model_choice = "blind";
+    } else if (part == "greedy") {
+      v.gang_placement = "greedy";
+    } else {
+      return InvalidArgument("variant '" + name + "': '" + part +
+                             "' is not a modifier (known: elastic, blind, greedy)");
+    }
+    if (plus == std::string::npos) break;
+    start = plus + 1;
+  }
+  return v;
+}
+
 Result<std::vector<TopologyExperimentRow>> RunTopologyExperiment(
     const Cluster& cluster, const std::vector<Workload>& jobs,
     const TopologyExperimentOptions& options) {
@@ -58,12 +90,28 @@ Result<std::vector<TopologyExperimentRow>> RunTopologyExperiment(
     for (auto g : per) inner_gpus = std::max(inner_gpus, g);
   }
 
+  std::vector<PolicyVariant> variants = options.variants;
+  if (variants.empty()) {
+    for (const auto& gangs : options.gang_placements) {
+      PolicyVariant v;
+      v.name = gangs;
+      v.queue_policy = options.queue_policy;
+      v.gang_placement = gangs;
+      v.backfill_reservation = options.backfill_reservation;
+      variants.push_back(v);
+    }
+  }
   std::vector<TopologyExperimentRow> rows;
-  for (const auto& gangs : options.gang_placements) {
+  for (const auto& variant : variants) {
+    const std::string& gangs = variant.name;
     ReplayOptions ro;
-    ro.scheduler.queue_policy = options.queue_policy;
+    ro.scheduler.queue_policy = variant.queue_policy;
     ro.scheduler.placement_policy = options.placement_policy;
-    ro.scheduler.gang_placement = gangs;
+    ro.scheduler.gang_placement = variant.gang_placement;
+    ro.scheduler.backfill_reservation = variant.backfill_reservation;
+    ro.scheduler.elastic = variant.elastic;
+    ro.scheduler.gpu_model_choice = variant.gpu_model_choice;
+    ro.elastic_scaling = options.elastic_scaling;
     ro.seed = options.seed;
     ro.max_attempts_after_block = options.max_attempts_after_block;
     if (!options.spread_slowdown.empty()) ro.spread_slowdown = options.spread_slowdown;
@@ -73,6 +121,7 @@ Result<std::vector<TopologyExperimentRow>> RunTopologyExperiment(
     TopologyExperimentRow row;
     row.gang_placement = gangs;
     row.wall_seconds = result->wall_seconds;
+    row.resizes = result->resizes;
     row.makespan_s = ToSeconds(result->last_finish - result->first_submit);
     row.gpu_allocation = result->capacity_gpu_seconds > 0
                              ? result->allocated_gpu_seconds / result->capacity_gpu_seconds
@@ -81,7 +130,7 @@ Result<std::vector<TopologyExperimentRow>> RunTopologyExperiment(
       TopologyClassStats st;
       st.name = c.name;
       std::vector<double> jct, queue;
-      double slowdown = 0, inner = 0, min_inner = 0;
+      double slowdown = 0, inner = 0, min_inner = 0, speed = 0;
       std::int64_t prefer_ok = 0, require_ok = 0, slowed = 0;
       for (std::size_t i = 0; i < jobs.size(); ++i) {
         const Workload& w = jobs[i];
@@ -102,6 +151,7 @@ Result<std::vector<TopologyExperimentRow>> RunTopologyExperiment(
           require_ok += span >= LevelNumber(topology, w.topology.require).value_or(kClusterLevel);
         }
         slowdown += o.slowdown;
+        speed += o.gpu_speed;
         slowed += o.slowdown > 1.0;
         inner += o.inner_domains;
         if (inner_gpus > 0) {
@@ -119,6 +169,8 @@ Result<std::vector<TopologyExperimentRow>> RunTopologyExperiment(
         double q = 0;
         for (double x : queue) q += x;
         st.queue_mean_s = q / n;
+        st.queue_p95_s = Percentile(queue, 0.95);
+        st.mean_gpu_speed = speed / n;
       }
       if (st.with_prefer > 0) st.within_preferred = static_cast<double>(prefer_ok) / st.with_prefer;
       if (st.with_require > 0)
@@ -154,6 +206,7 @@ nlohmann::json TopologyExperimentJson(const TopologyExperimentOptions& options,
     row["gpu_allocation_ratio"] = r.gpu_allocation;
     row["unschedulable"] = r.unschedulable;
     row["wall_seconds"] = r.wall_seconds;
+    row["resizes"] = r.resizes;
     for (const auto& c : r.classes) {
       row["classes"].push_back({{"class", c.name},
                                 {"jobs", c.jobs},
@@ -169,7 +222,9 @@ nlohmann::json TopologyExperimentJson(const TopologyExperimentOptions& options,
                                 {"jct_mean_seconds", c.jct_mean_s},
                                 {"jct_p50_seconds", c.jct_p50_s},
                                 {"jct_p95_seconds", c.jct_p95_s},
-                                {"queue_mean_seconds", c.queue_mean_s}});
+                                {"queue_mean_seconds", c.queue_mean_s},
+                                {"queue_p95_seconds", c.queue_p95_s},
+                                {"mean_gpu_speed", c.mean_gpu_speed}});
     }
     j["results"].push_back(std::move(row));
   }

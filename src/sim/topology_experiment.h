@@ -17,6 +17,21 @@
 
 namespace tessera {
 
+// One scheduler configuration to compare, named by its variant string (ParsePolicyVariant).
+struct PolicyVariant {
+  std::string name;
+  std::string queue_policy = "backfill";
+  std::string gang_placement = "topology";
+  std::string backfill_reservation = "domain";
+  bool elastic = false;
+  std::string gpu_model_choice = "fastest";
+};
+
+// "BASE[+MOD...]": BASE is fifo, easy (backfill counting GPUs cluster-wide), domain (backfill
+// with a domain reservation) or another queue policy (srtf, las, ...); MOD is elastic (resize
+// elastic jobs), blind (model-blind GPU choice) or greedy (topology-blind gang placement).
+Result<PolicyVariant> ParsePolicyVariant(const std::string& name);
+
 struct TopologyExperimentOptions {
   std::string queue_policy = "backfill";
   std::string placement_policy = "bestfit";
@@ -26,6 +41,11 @@ struct TopologyExperimentOptions {
   std::size_t max_attempts_after_block = 500;
   // Empty: ReplayOptions' defaults.
   std::vector<std::pair<std::string, double>> spread_slowdown;
+  // With gang_placements: SchedulerConfig::backfill_reservation (docs/backfill.md).
+  std::string backfill_reservation = "domain";
+  // When not empty, the rows are these variants (queue_policy and gang_placements unused).
+  std::vector<PolicyVariant> variants;
+  double elastic_scaling = 1.0;  // ReplayOptions::elastic_scaling
 };
 
 struct TopologyClassStats {
@@ -41,7 +61,8 @@ struct TopologyClassStats {
   double mean_inner_domains = 0;      // leaves spanned (innermost named level)
   double mean_min_inner_domains = 0;  // the fewest leaves that could hold them
   double jct_mean_s = 0, jct_p50_s = 0, jct_p95_s = 0;
-  double queue_mean_s = 0;
+  double queue_mean_s = 0, queue_p95_s = 0;
+  double mean_gpu_speed = 1;  // relative speed of the models they ran on (last placement)
 };
 
 struct TopologyExperimentRow {
@@ -50,6 +71,7 @@ struct TopologyExperimentRow {
   double makespan_s = 0;
   double gpu_allocation = 0;
   std::int64_t unschedulable = 0;
+  std::int64_t resizes = 0;
   double wall_seconds = 0;
 };
 

@@ -20,7 +20,7 @@ Workload ToWorkload(const TraceJob& t, const Cluster& cluster, JobId id) {
   w.submit = t.submit;
   w.duration = t.duration;
   w.gpu_models = t.gpu_models;
-  w.allowed_models = cluster.models().Resolve(t.gpu_models);
+  ResolveGpuModels(cluster.models(), w);
   w.topology = TopologyConstraint{t.require, t.prefer};
   const int per_node = MaxGpusPerNode(cluster);
   const int whole = t.gpu_milli >= kMilliPerGpu ? t.gpus : 0;

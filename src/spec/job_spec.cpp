@@ -522,10 +522,10 @@ void ApplyGpuMemory(Validator& val, const Json& spec, const std::vector<std::str
 bool operator==(const JobSpec& a, const JobSpec& b) {
   auto fields = [](const JobSpec& s) {
     return std::tie(s.kind, s.name, s.queue, s.user, s.priority, s.preemptible, s.gpu_models,
-                    s.topology.require, s.topology.prefer, s.min_workers, s.max_workers,
-                    s.checkpoint_interval_seconds, s.checkpoint_dir, s.grace_period_seconds,
-                    s.max_restarts, s.env, s.shell, s.working_dir, s.replicas_min, s.replicas_max,
-                    s.slo_latency_ms, s.slo_percentile, s.roles);
+                    s.gpu_model_speeds, s.topology.require, s.topology.prefer, s.min_workers,
+                    s.max_workers, s.checkpoint_interval_seconds, s.checkpoint_dir,
+                    s.grace_period_seconds, s.max_restarts, s.env, s.shell, s.working_dir,
+                    s.replicas_min, s.replicas_max, s.slo_latency_ms, s.slo_percentile, s.roles);
   };
   return fields(a) == fields(b);
 }
@@ -544,8 +544,9 @@ Workload JobSpec::ToWorkload() const {
   w.user = user;
   w.priority = priority;
   w.preemptible = preemptible;
-  for (const auto& r : roles) w.groups.push_back(TaskGroup{r.name, r.count, r.shape});
+  for (const auto& r : roles) w.groups.push_back(TaskGroup{r.name, r.count, r.shape, r.affinity});
   w.gpu_models = gpu_models;
+  w.gpu_model_speeds = gpu_model_speeds;
   w.topology = topology;
   w.checkpoint_interval = checkpoint_interval_seconds * kSecond;
   w.min_workers = min_workers;
@@ -702,8 +703,33 @@ Result<JobSpec> JobSpecFromJson(const Json& doc, std::vector<FieldError>* errors
   spec.preemptible = spec.kind != WorkloadKind::kInference;
   if (auto v = val.Bool(*s, P, "preemptible")) spec.preemptible = *v;
   if (const Json* v = val.Find(*s, "gpuModels")) {
-    if (!v->is_array()) {
-      val.Fail("spec.gpuModels", "must be a list of GPU model names, got " + Describe(*v));
+    if (v->is_object()) {
+      // {MODEL: relative speed}: the models accepted and how fast the job runs on each.
+      if (v->size() > kMaxGpuModelNames || v->empty()) {
+        val.Fail("spec.gpuModels", "must name 1 to " + std::to_string(kMaxGpuModelNames) +
+                                       " models, got " + std::to_string(v->size()));
+      } else {
+        for (const auto& [m, speed] : v->items()) {
+          const std::string f = "spec.gpuModels." + m;
+          if (!ValidModelName(m)) {
+            val.Fail(f,
+                     "must be a model name of letters, digits, '-', '_' or '.', got " + Quote(m));
+          } else if (!speed.is_number() || !(speed.get<double>() > 0) ||
+                     !(speed.get<double>() <= 1000)) {
+            val.Fail(f,
+                     "must be a relative speed, a number above 0 (e.g. 1.0 for the fastest, "
+                     "0.5 for half as fast), got " +
+                         Describe(speed));
+          } else {
+            spec.gpu_models.push_back(m);
+            spec.gpu_model_speeds.push_back(speed.get<double>());
+          }
+        }
+      }
+    } else if (!v->is_array()) {
+      val.Fail("spec.gpuModels",
+               "must be a list of GPU model names or a mapping of model to relative speed, got " +
+                   Describe(*v));
     } else if (v->size() > kMaxGpuModelNames) {
       val.Fail("spec.gpuModels", "must list at most " + std::to_string(kMaxGpuModelNames) +
                                      " models, got " + std::to_string(v->size()));
@@ -918,7 +944,7 @@ Result<JobSpec> JobSpecFromJson(const Json& doc, std::vector<FieldError>* errors
           }
           val.CheckKeys(r, rp,
                         {"name", "workers", "gpusPerWorker", "command", "processesPerWorker", "cpu",
-                         "memory"},
+                         "memory", "affinity"},
                         "a role");
           RoleSpec role;
           if (auto n = val.StringField(r, rp, "name", 1024, true)) {
@@ -947,7 +973,32 @@ Result<JobSpec> JobSpecFromJson(const Json& doc, std::vector<FieldError>* errors
           } else {
             role.command = command;
           }
+          if (const Json* a = val.Object(r, rp, "affinity", false)) {
+            // {ROLE: LEVEL}: this role's tasks and ROLE's share one domain of LEVEL.
+            for (const auto& [other, level] : a->items()) {
+              const std::string f = rp + ".affinity." + other;
+              if (!level.is_string() || level.get<std::string>().empty() ||
+                  level.get<std::string>().size() > 64) {
+                val.Fail(f, "must name a topology level (node, leaf, spine, ...), got " +
+                                Describe(level));
+              } else {
+                role.affinity.push_back({other, level.get<std::string>()});
+              }
+            }
+          }
           spec.roles.push_back(std::move(role));
+        }
+        // Affinities name other roles of this job.
+        for (std::size_t i = 0; i < spec.roles.size(); ++i) {
+          for (const auto& a : spec.roles[i].affinity) {
+            const bool known = a.role != spec.roles[i].name &&
+                               std::any_of(spec.roles.begin(), spec.roles.end(),
+                                           [&](const RoleSpec& o) { return o.name == a.role; });
+            if (!known) {
+              val.Fail("spec.roles[" + std::to_string(i) + "].affinity." + a.role,
+                       "must name another role of this job");
+            }
+          }
         }
       }
       break;
@@ -1003,7 +1054,15 @@ Json JobSpecToJson(const JobSpec& spec) {
   Json s = Json::object();
   s["priority"] = spec.priority;
   s["preemptible"] = spec.preemptible;
-  if (!spec.gpu_models.empty()) s["gpuModels"] = spec.gpu_models;
+  if (!spec.gpu_model_speeds.empty()) {
+    Json m = Json::object();
+    for (std::size_t i = 0; i < spec.gpu_models.size() && i < spec.gpu_model_speeds.size(); ++i) {
+      m[spec.gpu_models[i]] = spec.gpu_model_speeds[i];
+    }
+    s["gpuModels"] = m;
+  } else if (!spec.gpu_models.empty()) {
+    s["gpuModels"] = spec.gpu_models;
+  }
   if (!spec.topology.require.empty() || !spec.topology.prefer.empty()) {
     Json t = Json::object();
     if (!spec.topology.require.empty()) t["require"] = spec.topology.require;
@@ -1071,6 +1130,11 @@ Json JobSpecToJson(const JobSpec& spec) {
                 {"command", role.command}};
       if (role.processes_per_worker != 1) r["processesPerWorker"] = role.processes_per_worker;
       put_cpu_memory(r, role.shape);
+      if (!role.affinity.empty()) {
+        Json a = Json::object();
+        for (const auto& x : role.affinity) a[x.role] = x.level;
+        r["affinity"] = a;
+      }
       roles.push_back(std::move(r));
     }
     s["roles"] = std::move(roles);

@@ -35,11 +35,12 @@ inline constexpr std::size_t kMaxRoles = 16;
 
 // One group of identical tasks and how each of them is launched.
 struct RoleSpec {
-  std::string name;                  // worker | replica | task | session | an RLJob role name
-  int count = 1;                     // tasks in the group
-  TaskShape shape;                   // what each task needs on its node
-  std::vector<std::string> command;  // argv (or, with shell, a script and its arguments)
-  int processes_per_worker = 1;      // processes launched per task, each with its LOCAL_RANK
+  std::string name;                    // worker | replica | task | session | an RLJob role name
+  int count = 1;                       // tasks in the group
+  TaskShape shape;                     // what each task needs on its node
+  std::vector<std::string> command;    // argv (or, with shell, a script and its arguments)
+  int processes_per_worker = 1;        // processes launched per task, each with its LOCAL_RANK
+  std::vector<RoleAffinity> affinity;  // RLJob: `affinity: {ROLE: LEVEL}` (docs/rl-jobs.md)
   friend bool operator==(const RoleSpec&, const RoleSpec&) = default;
 };
 
@@ -51,6 +52,9 @@ struct JobSpec {
   int priority = 0;
   bool preemptible = true;
   std::vector<std::string> gpu_models;  // accepted models; empty = any
+  // Relative speed on each of gpu_models (`gpuModels: {H100: 1.0, A100: 0.55}`); empty when
+  // gpuModels is a plain list (docs/heterogeneous.md).
+  std::vector<double> gpu_model_speeds;
   TopologyConstraint topology;
   int min_workers = 0, max_workers = 0;  // elastic range (TrainingJob); 0 = not elastic
   int checkpoint_interval_seconds = 0;

@@ -303,5 +303,64 @@ TEST(DocumentTest, YamlScalarsAreTyped) {
   EXPECT_TRUE((*doc)["g"].is_string());
 }
 
+TEST(JobSpecTest, GpuModelSpeeds) {
+  auto spec =
+      ParseJobSpec(Training("  workers: 2\n  gpusPerWorker: 8\n  command: [x]\n"
+                            "  gpuModels: {H100: 1.0, A100: 0.55}\n"));
+  ASSERT_TRUE(spec.has_value()) << spec.error().message;
+  ASSERT_EQ(spec->gpu_models.size(), 2U);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_DOUBLE_EQ(spec->gpu_model_speeds[i], spec->gpu_models[i] == "H100" ? 1.0 : 0.55);
+  }
+  const Workload w = spec->ToWorkload();
+  EXPECT_EQ(w.gpu_model_speeds, spec->gpu_model_speeds);
+  auto again = ParseJobSpec(DumpJson(JobSpecToJson(*spec)));
+  ASSERT_TRUE(again.has_value()) << again.error().message;
+  EXPECT_EQ(*again, *spec);
+  EXPECT_NE(ErrorsOf(Training("  workers: 2\n  gpusPerWorker: 8\n  command: [x]\n"
+                              "  gpuModels: {H100: 1.0, A100: -1}\n"))
+                .find("spec.gpuModels.A100: must be a relative speed"),
+            std::string::npos);
+  EXPECT_NE(ErrorsOf(Training("  workers: 2\n  gpusPerWorker: 8\n  command: [x]\n"
+                              "  gpuModels: {H100: fast}\n"))
+                .find("spec.gpuModels.H100"),
+            std::string::npos);
+}
+
+constexpr const char* kRl = R"(apiVersion: tessera/v1
+kind: RLJob
+metadata: {name: ppo}
+spec:
+  roles:
+    - {name: trainer, workers: 2, gpusPerWorker: 8, command: [t]}
+    - {name: rollout, workers: 4, gpusPerWorker: 2, command: [r], affinity: {trainer: leaf}}
+    - {name: reference, workers: 1, gpusPerWorker: 8, command: [f], affinity: {trainer: spine}}
+)";
+
+TEST(JobSpecTest, RlRoleAffinity) {
+  auto spec = ParseJobSpec(kRl);
+  ASSERT_TRUE(spec.has_value()) << spec.error().message;
+  ASSERT_EQ(spec->roles.size(), 3U);
+  EXPECT_TRUE(spec->roles[0].affinity.empty());
+  ASSERT_EQ(spec->roles[1].affinity.size(), 1U);
+  EXPECT_EQ(spec->roles[1].affinity[0], (RoleAffinity{"trainer", "leaf"}));
+  const Workload w = spec->ToWorkload();
+  ASSERT_EQ(w.groups.size(), 3U);
+  EXPECT_EQ(w.groups[2].affinity[0], (RoleAffinity{"trainer", "spine"}));
+  auto again = ParseJobSpec(DumpJson(JobSpecToJson(*spec)));
+  ASSERT_TRUE(again.has_value()) << again.error().message;
+  EXPECT_EQ(*again, *spec);
+  std::string bad = kRl;
+  bad.replace(bad.find("{trainer: leaf}"), 15, "{critic: leaf}");
+  EXPECT_EQ(ErrorsOf(bad), "spec.roles[1].affinity.critic: must name another role of this job");
+  std::string self = kRl;
+  self.replace(self.find("{trainer: leaf}"), 15, "{rollout: leaf}");
+  EXPECT_EQ(ErrorsOf(self), "spec.roles[1].affinity.rollout: must name another role of this job");
+  std::string level = kRl;
+  level.replace(level.find("{trainer: leaf}"), 15, "{trainer: [leaf]}");
+  EXPECT_NE(ErrorsOf(level).find("spec.roles[1].affinity.trainer: must name a topology level"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace tessera

@@ -2,6 +2,8 @@
 
 #include <bit>
 
+#include "sched/placement/gpu_model_speed.h"
+#include "sched/placement/role_affinity.h"
 #include "sched/placement/topology_gang_placer.h"
 
 namespace tessera {
@@ -95,12 +97,54 @@ std::optional<TaskPlacement> TaskPlacer::Place(const ClusterState& state, const 
   if (tied.empty()) return std::nullopt;
   const NodeId best = tied.size() == 1 ? tied[0] : tied[rng.Uniform(tied.size())];
   if (best != tied[0]) best_score = policy_.Score(state, best, shape, rng);  // its own GPUs
-  return TaskPlacement{best, policy_.FinalGpus(state, best, shape, best_score, rng), shape.gpus > 0 ? shape.gpu_milli : 0,
-                       shape.cpu_milli, shape.memory_mib};
+  return TaskPlacement{best, policy_.FinalGpus(state, best, shape, best_score, rng),
+                       shape.gpus > 0 ? shape.gpu_milli : 0, shape.cpu_milli, shape.memory_mib};
 }
 
 std::optional<Placement> TaskPlacer::PlaceGang(ClusterState& state, const Workload& job,
                                                Rng& rng) const {
+  // The greedy baseline ignores topology, role affinity included.
+  if (gangs_ == nullptr || !HasRoleAffinity(job)) return PlaceGangOnModels(state, job, rng);
+  const Cluster& cluster = state.cluster();
+  auto p = PlaceGangOnModels(state, job, rng);
+  if (p && RoleAffinityHolds(cluster, job, *p)) return p;
+  if (p) state.Release(*p);
+  // Again, with every task inside one domain of the tightest affinity level.
+  const std::string level = TightestAffinityLevel(cluster, job);
+  if (level.empty()) return std::nullopt;
+  const Topology& topology = cluster.topology();
+  Workload tight = job;
+  const int l = *LevelNumber(topology, level);
+  auto wider = [&](const std::string& name) {
+    return name.empty() || LevelNumber(topology, name).value_or(kClusterLevel) < l;
+  };
+  if (wider(tight.topology.require)) tight.topology.require = level;
+  if (wider(tight.topology.prefer)) tight.topology.prefer = level;
+  auto q = PlaceGangOnModels(state, tight, rng);
+  if (q && RoleAffinityHolds(cluster, job, *q)) return q;
+  if (q) state.Release(*q);
+  return std::nullopt;
+}
+
+std::optional<Placement> TaskPlacer::PlaceGangOnModels(ClusterState& state, const Workload& job,
+                                                       Rng& rng) const {
+  if (fastest_model_first_ && !job.model_speed.empty()) {
+    const auto models = ModelsFastestFirst(state.cluster(), job);
+    if (!models.empty()) {
+      if (job.TotalGpuMilli() > state.free_gpu_milli()) return std::nullopt;
+      Workload on_one = job;
+      for (GpuModelId m : models) {
+        on_one.allowed_models = GpuModelSet::None();
+        on_one.allowed_models.Add(m);
+        if (auto p = PlaceGangOnce(state, on_one, rng)) return p;
+      }
+    }
+  }
+  return PlaceGangOnce(state, job, rng);
+}
+
+std::optional<Placement> TaskPlacer::PlaceGangOnce(ClusterState& state, const Workload& job,
+                                                   Rng& rng) const {
   if (job.TotalGpuMilli() > state.free_gpu_milli()) return std::nullopt;  // cannot fit anyway
   const bool constrained = !job.topology.require.empty() || !job.topology.prefer.empty();
   // A gang goes to the topology placer when it names a level, or when the cluster has a level
@@ -154,7 +198,8 @@ std::optional<std::string> NeverFitsReason(const Cluster& cluster, const Workloa
     return "the job needs " + std::to_string(job.TotalGpuMilli() / kMilliPerGpu) +
            " GPUs and the cluster has " + std::to_string(cluster.total_gpus());
   }
-  return TopologyNeverFitsReason(cluster, job);
+  if (auto why = TopologyNeverFitsReason(cluster, job)) return why;
+  return RoleAffinityNeverFitsReason(cluster, job);
 }
 
 }  // namespace tessera

@@ -37,13 +37,13 @@ class ScoreCache {
   Entry* Row(int shape, std::size_t nodes);
 
  private:
-  std::map<std::tuple<std::int64_t, std::int64_t, int, std::int32_t, std::uint64_t>, int> shape_ids_;
+  std::map<std::tuple<std::int64_t, std::int64_t, int, std::int32_t, std::uint64_t>, int>
+      shape_ids_;
   std::vector<std::vector<Entry>> entries_;  // [shape][node]: a scan over nodes reads one row
 };
 
 // True when one task of `shape` restricted to `models` fits on the node now.
-bool TaskFitsNode(const Node& node, const NodeState& s, const TaskShape& shape,
-                  GpuModelSet models);
+bool TaskFitsNode(const Node& node, const NodeState& s, const TaskShape& shape, GpuModelSet models);
 
 class TaskPlacer {
  public:
@@ -65,9 +65,19 @@ class TaskPlacer {
   // Places every task of `job` in rank order, taking resources in `state` as it goes. On
   // failure gives back what it took and returns nullopt: a gang is all-or-nothing. A job that
   // names a topology level the cluster does not have is not placed (NeverFitsReason says why).
+  // An RLJob's role affinities (role_affinity.h) hold in every placement it returns.
   std::optional<Placement> PlaceGang(ClusterState& state, const Workload& job, Rng& rng) const;
 
+  // Jobs that name a speed per GPU model (Workload::gpu_model_speeds) are tried on their
+  // fastest model first, then the next, then on any mix (gpu_model_speed.h). Off: the models
+  // are one pool, as a model-blind scheduler sees them (the baseline).
+  void set_fastest_model_first(bool on) { fastest_model_first_ = on; }
+
  private:
+  std::optional<Placement> PlaceGangOnModels(ClusterState& state, const Workload& job,
+                                             Rng& rng) const;
+  std::optional<Placement> PlaceGangOnce(ClusterState& state, const Workload& job, Rng& rng) const;
+  bool fastest_model_first_ = false;
   const PlacementPolicy& policy_;
   ScoreCache* cache_;
   const TopologyGangPlacer* gangs_;
