@@ -49,11 +49,7 @@ int RunBenchTopology(const BenchTopologyFlags& flags) {
   if (!cluster) return fail("--cluster: " + cluster.error().message);
   auto trace = ReadTrace(flags.trace, {});
   if (!trace) return fail(trace.error().message);
-  std::vector<Workload> jobs;
-  jobs.reserve(trace->jobs.size());
-  for (std::size_t i = 0; i < trace->jobs.size(); ++i) {
-    jobs.push_back(ToWorkload(trace->jobs[i], *cluster, JobId(static_cast<std::uint32_t>(i))));
-  }
+  std::vector<Workload> jobs = ToWorkloads(trace->jobs, *cluster);
   std::cerr << fmt::format("cluster: {} nodes, {} GPUs; trace: {} jobs; {} / {}\n",
                            cluster->node_count(), cluster->total_gpus(), jobs.size(),
                            flags.options.queue_policy, flags.options.placement_policy);
@@ -123,11 +119,7 @@ int RunBenchPolicies(const BenchPoliciesFlags& flags) {
   if (!cluster) return fail("--cluster: " + cluster.error().message);
   auto trace = ReadTrace(flags.trace, {});
   if (!trace) return fail(trace.error().message);
-  std::vector<Workload> jobs;
-  jobs.reserve(trace->jobs.size());
-  for (std::size_t i = 0; i < trace->jobs.size(); ++i) {
-    jobs.push_back(ToWorkload(trace->jobs[i], *cluster, JobId(static_cast<std::uint32_t>(i))));
-  }
+  std::vector<Workload> jobs = ToWorkloads(trace->jobs, *cluster);
   std::size_t elastic = 0;
   if (flags.elastic_min > 0)
     elastic = MakeMultiNodeJobsElastic(jobs, flags.elastic_min, flags.elastic_max);

@@ -297,11 +297,7 @@ int RunSim(const SimFlags& flags) {
       summary["results"].push_back(std::move(j));
     }
   } else {
-    std::vector<Workload> jobs;
-    jobs.reserve(trace->jobs.size());
-    for (std::size_t i = 0; i < trace->jobs.size(); ++i) {
-      jobs.push_back(ToWorkload(trace->jobs[i], *cluster, JobId(static_cast<std::uint32_t>(i))));
-    }
+    std::vector<Workload> jobs = ToWorkloads(trace->jobs, *cluster);
     // The queue tree: the file's (jobs assigned by user), or one queue per user.
     const Resources capacity = ClusterCapacity(*cluster);
     std::shared_ptr<const QueueTree> tree;

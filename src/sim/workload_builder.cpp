@@ -40,4 +40,13 @@ Workload ToWorkload(const TraceJob& t, const Cluster& cluster, JobId id) {
   return w;
 }
 
+std::vector<Workload> ToWorkloads(const std::vector<TraceJob>& trace, const Cluster& cluster) {
+  std::vector<Workload> jobs;
+  jobs.reserve(trace.size());
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    jobs.push_back(ToWorkload(trace[i], cluster, JobId(static_cast<std::uint32_t>(i))));
+  }
+  return jobs;
+}
+
 }  // namespace tessera

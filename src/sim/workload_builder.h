@@ -15,5 +15,7 @@ namespace tessera {
 int MaxGpusPerNode(const Cluster& cluster);
 
 Workload ToWorkload(const TraceJob& t, const Cluster& cluster, JobId id);
+// Every job of a trace, job i with JobId(i) (what RunReplay requires).
+std::vector<Workload> ToWorkloads(const std::vector<TraceJob>& trace, const Cluster& cluster);
 
 }  // namespace tessera
