@@ -124,8 +124,8 @@ class Tessera:
             return 0
         return sum(1 for n in body["nodes"] if n["status"] == "Ready")
 
-    def submit(self, spec):
-        status, body = self.request("POST", "/v1/jobs", spec)
+    def submit(self, spec, hold=False):
+        status, body = self.request("POST", "/v1/jobs?hold=true" if hold else "/v1/jobs", spec)
         if status != 201:
             raise RuntimeError(f"tessera: submission refused ({status}): {body}")
         return body
@@ -211,8 +211,10 @@ class Slurm:
             raise RuntimeError(f"{' '.join(argv)}: {r.stderr.strip()}")
         return r.stdout
 
-    def sbatch(self, name, gpus, command, gpus_per_node=8, time_limit_min=None):
+    def sbatch(self, name, gpus, command, gpus_per_node=8, time_limit_min=None, hold=False):
         argv = ["sbatch", "--parsable", "-J", name, "-o", "/dev/null"]
+        if hold:
+            argv.append("--hold")
         if gpus > gpus_per_node:
             argv += ["-N", str(gpus // gpus_per_node), "--exclusive"]
         else:
@@ -287,31 +289,48 @@ def burst_tessera(args, nodes, jobs):
         time.sleep(10)
         idle_cpu = (c.cpu_seconds() - cpu0) / (time.time() - w0)
         markers = tempfile.mkdtemp(prefix="markers-", dir=args.workdir)
-        # The blocker fills every GPU; the burst queues behind it and is released by its cancel.
-        c.submit(tessera_spec("blocker", nodes * 8, "exec sleep 100000"))
-        wait_until(lambda: c.job("blocker")["runningTasks"] == nodes, 120, 0.2, "blocker running")
+        # Queued held (`tessera submit --hold`), then released at once by one request
+        # (`tessera release --all`), as Slurm's `sbatch --hold` and `scontrol release`.
         names = [f"b-{i:05d}" for i in range(jobs)]
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
             list(pool.map(lambda n: c.submit(tessera_spec(n, 1, marker_command(markers, n),
-                                                          kind="BatchJob")), names))
-        wait_until(lambda: sum(1 for j in c.jobs() if j["phase"] == "Pending") >= jobs, 60, 0.2,
-                   "burst queued")
+                                                          kind="BatchJob"), hold=True), names))
+        wait_until(lambda: sum(1 for j in c.jobs()
+                               if j["phase"] == "Pending" and j.get("reason") == "Held") >= jobs,
+                   60, 0.2, "burst queued")
         rss_before = c.rss_mib()
         t0 = time.time()
-        if c.cancel("blocker") != 202:
-            raise RuntimeError("tessera: cannot cancel the blocker")
+        status, body = c.request("POST", "/v1/release", json.dumps({"all": True}))
+        t_release = time.time() - t0
+        if status != 200 or len(body["released"]) != jobs:
+            raise RuntimeError(f"tessera: release answered {status}: {str(body)[:200]}")
         wait_until(lambda: len(marker_times(markers, names)) == jobs, 600, 0.1,
                    "every burst process running")
         running = marker_times(markers, names)
-        bound = []
-        for n in names:
-            d = c.job(n)
-            bound.append(min(t["createdMs"] for t in d["taskList"]) / 1000.0)
-        res = {"bound_s": max(bound) - t0, "running_s": max(running.values()) - t0,
+        # Bound: the task's creation (the bind's commit); started: the agent's TaskStarted
+        # (the launcher returned: the process exists and has exec'd).
+        bound, started = [], []
+        def started_of(n):
+            for _ in range(100):  # the agent's report may trail its launch by a heartbeat
+                t = c.job(n)["taskList"][0]
+                if t["startedMs"]:
+                    break
+                time.sleep(0.1)
+            return t["createdMs"] / 1000.0, t["startedMs"] / 1000.0
+        for b, st in map(started_of, names):
+            bound.append(b)
+            started.append(st)
+        res = {"bound_s": max(bound) - t0, "first_bound_s": min(bound) - t0,
+               "release_request_s": t_release,
+               "started_s": max(started) - t0 if all(started) else None,
+               "running_s": max(running.values()) - t0,
                "first_running_s": min(running.values()) - t0, "start_seconds": c.start_seconds,
-               "rss_mib": rss_before, "idle_cpu_fraction": idle_cpu}
-        log(f"tessera burst {jobs} on {nodes}x8: bound {res['bound_s']:.2f} s, "
-            f"running {res['running_s']:.2f} s")
+               "rss_mib": rss_before, "idle_cpu_fraction": idle_cpu,
+               "load_average": os.getloadavg()}
+        log(f"tessera burst {jobs} on {nodes}x8: release request {t_release:.3f} s, bound "
+            f"{res['first_bound_s']:.3f}-{res['bound_s']:.3f} s, agent started "
+            f"{res['started_s']} s, running {res['first_running_s']:.2f}-{res['running_s']:.2f} s, "
+            f"load {res['load_average'][0]:.1f}")
         return res
     finally:
         c.stop()
@@ -321,27 +340,33 @@ def burst_slurm(args, nodes, jobs):
     s = Slurm(args.workdir, nodes, port=args.slurm_port)
     try:
         markers = tempfile.mkdtemp(prefix="markers-", dir=args.workdir)
-        s.run("sbatch", "-J", "blocker", "-o", "/dev/null", "-N", str(nodes), "--exclusive",
-              "--wrap", "exec sleep 100000")
-        wait_until(lambda: s.count("R") == 1, 120, 0.2, "blocker running")
         names = [f"b-{i:05d}" for i in range(jobs)]
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda n: s.sbatch(n, 1, marker_command(markers, n)), names))
+            ids = list(pool.map(lambda n: s.sbatch(n, 1, marker_command(markers, n), hold=True),
+                                names))
         wait_until(lambda: s.count("PD") >= jobs, 60, 0.2, "burst queued")
         rss_before = s.rss_mib()
         t0 = time.time()
-        s.run("scancel", "-n", "blocker")
-        # Bound: no job pending any more (squeue polled every 0.2 s).
+        s.run("scontrol", "release", ",".join(ids))
+        t_release = time.time() - t0
+        # Bound: the first `squeue` poll (every 0.2 s) with no job pending; all running: the
+        # first poll with every job RUNNING (Slurm's own state, set when it allocated the job).
         wait_until(lambda: s.count("PD") == 0, 900, 0.2, "every burst job bound")
         bound = time.time() - t0
+        wait_until(lambda: s.count("R") >= jobs, 900, 0.2, "every burst job RUNNING")
+        state_running = time.time() - t0
         wait_until(lambda: len(marker_times(markers, names)) == jobs, 900, 0.2,
                    "every burst process running")
         running = marker_times(markers, names)
-        res = {"bound_s": bound, "running_s": max(running.values()) - t0,
+        res = {"bound_s": bound, "release_request_s": t_release, "state_running_s": state_running,
+               "running_s": max(running.values()) - t0,
                "first_running_s": min(running.values()) - t0, "start_seconds": s.start_seconds,
-               "rss_mib": rss_before, "bound_resolution_s": 0.2}
-        log(f"slurm burst {jobs} on {nodes} nodes: bound {res['bound_s']:.2f} s, "
-            f"running {res['running_s']:.2f} s")
+               "rss_mib": rss_before, "bound_resolution_s": 0.2,
+               "load_average": os.getloadavg()}
+        log(f"slurm burst {jobs} on {nodes} nodes: release request {t_release:.3f} s, bound "
+            f"{res['bound_s']:.2f} s, all RUNNING {state_running:.2f} s, running "
+            f"{res['first_running_s']:.2f}-{res['running_s']:.2f} s, "
+            f"load {res['load_average'][0]:.1f}")
         return res
     finally:
         s.stop()
@@ -520,12 +545,18 @@ def render(results):
              "on both systems.", ""]
     if results.get("burst"):
         lines += ["### Burst: single-GPU `sleep` jobs released at once", "",
-                  "The cluster is full with one blocking job on every GPU (Slurm: `--exclusive` "
-                  "on all nodes); the burst is queued behind it, then the blocker is cancelled. "
-                  "Times from the cancel request. *Bound*: Tessera, the last task's creation "
-                  "(bind) in its records; Slurm, the first `squeue` poll (every 0.2 s) with no "
-                  "job pending. *Running*: the time the job's process wrote into its marker file "
-                  "(same command on both).", "",
+                  "The burst is queued held on an idle cluster (Slurm: `sbatch --hold`; Tessera: "
+                  "`POST /v1/jobs?hold=true`, i.e. `tessera submit --hold`), then released by one "
+                  "request (Slurm: one `scontrol release ID,ID,...`; Tessera: `POST /v1/release "
+                  "{\"all\": true}`, i.e. `tessera release --all`). Every time is from just "
+                  "before the release is issued. *Release request*: until that request returned. "
+                  "*All bound*: Tessera, the last task's creation (the bind's commit) in its "
+                  "records; Slurm, the first `squeue` poll (every 0.2 s) with no job pending. "
+                  "*All started*: Tessera, the last `startedMs` the agent reported (its launcher "
+                  "returned: the process exists and has exec'd); Slurm, the first `squeue` poll "
+                  "with every job `RUNNING`. *All running* (the comparison the target is about): "
+                  "the time the job's process wrote its marker file, the same shell line on both "
+                  "systems (`: > marker; exec sleep 3600`), so it is measured the same way.", "",
                   "| cluster | jobs | measure | Tessera | Slurm | Slurm / Tessera | target |",
                   "|---|---:|---|---:|---:|---:|---:|"]
         for row in results["burst"]:
@@ -537,15 +568,26 @@ def render(results):
                 lines.append(f"| {c} | {row['jobs']:,} | all running, s | "
                              f"{fmt_s(t['running_s'])} | | | |")
                 continue
-            lines.append(f"| {c} | {row['jobs']:,} | all bound, s | {fmt_s(t['bound_s'])} | "
+            if "release_request_s" in t:
+                lines.append(f"| {c} | {row['jobs']:,} | release request, s | "
+                             f"{t['release_request_s']:.3f} | {sl['release_request_s']:.3f} | | |")
+            lines.append(f"| {c} | {row['jobs']:,} | all bound, s | {t['bound_s']:.3f} | "
                          f"{fmt_s(sl['bound_s'])} | **{ratio(t['bound_s'], sl['bound_s'])}** | 20x |")
-            lines.append(f"| {c} | {row['jobs']:,} | all running, s | {fmt_s(t['running_s'])} | "
-                         f"{fmt_s(sl['running_s'])} | **{ratio(t['running_s'], sl['running_s'])}** | 10x |")
+            if "started_s" in t:
+                lines.append(f"| {c} | {row['jobs']:,} | all started (TaskStarted / RUNNING), s | "
+                             f"{fmt_s(t['started_s'])} | {fmt_s(sl['state_running_s'])} | "
+                             f"{ratio(t['started_s'], sl['state_running_s'])} | |")
+            lines.append(f"| {c} | {row['jobs']:,} | all running (marker), s | "
+                         f"{fmt_s(t['running_s'])} | {fmt_s(sl['running_s'])} | "
+                         f"**{ratio(t['running_s'], sl['running_s'])}** | 10x |")
             lines.append(f"| {c} | {row['jobs']:,} | first running, s | "
                          f"{fmt_s(t['first_running_s'])} | {fmt_s(sl['first_running_s'])} | "
                          f"{ratio(t['first_running_s'], sl['first_running_s'])} | |")
             lines.append(f"| {c} | | cluster start, s | {fmt_s(t['start_seconds'])} | "
                          f"{fmt_s(sl['start_seconds'])} | {ratio(t['start_seconds'], sl['start_seconds'])} | |")
+            if "load_average" in t:
+                lines.append(f"| {c} | | load average (1 min) at the end of the burst | "
+                             f"{t['load_average'][0]:.1f} | {sl['load_average'][0]:.1f} | | |")
             if "idle_cpu_fraction" in t:
                 lines.append(f"| {c} | | Tessera control plane CPU when idle (heartbeats) | "
                              f"{100 * t['idle_cpu_fraction']:.1f}% of a core | | | |")

@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,6 +47,71 @@ bool WriteSmallFile(const std::string& path, const std::string& text) {
   const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   ::close(fd);
   return ok;
+}
+
+// The file execvp would run for `name` under the task's own PATH (execvp in the child searched
+// the task's environment, not the agent's); `name` itself when it has a slash. Empty when no
+// executable file is found.
+std::string ResolveExecutable(const std::string& name, const std::vector<std::string>& env) {
+  if (name.find('/') != std::string::npos) return name;
+  std::string path = "/usr/local/bin:/usr/bin:/bin";  // glibc's default when PATH is unset
+  for (const auto& kv : env) {
+    if (kv.rfind("PATH=", 0) == 0) path = kv.substr(5);
+  }
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    const std::string dir = end == start ? "." : path.substr(start, end - start);
+    const std::string candidate = dir + "/" + name;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    start = end + 1;
+  }
+  return "";
+}
+
+// posix_spawn (clone with CLONE_VM|CLONE_VFORK in glibc): the agent's page tables are not
+// copied, which fork did once per task. It covers what a task needs when it runs as the agent's
+// user outside a cgroup: session or process group, signal mask and dispositions, stdin from
+// /dev/null, stdout and stderr to the log, no other descriptor, working directory, environment.
+// Returns 0 or the errno of the step that failed; `step` says which (kSteps).
+int SpawnProcess(const std::string& file, char* const argv[], char* const envp[], int log_fd,
+                 const std::string& work_dir, bool own_session, pid_t group, pid_t* pid,
+                 int* step) {
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_init(&fa);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&defaults, sig);
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  flags |= own_session ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP;
+  posix_spawnattr_setflags(&attr, flags);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  if (!own_session) posix_spawnattr_setpgroup(&attr, group);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, log_fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, log_fd, 2);
+  // No descriptor of the agent (sockets, other tasks' logs) leaks into the task.
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+  posix_spawn_file_actions_addchdir_np(&fa, work_dir.c_str());
+  const int rc = ::posix_spawn(pid, file.c_str(), &fa, &attr, argv, envp);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    // glibc reports the errno of whichever action failed; the working directory is the only
+    // one a spec controls, so name it when it is the culprit.
+    struct stat st {};
+    *step = ::stat(work_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ? 3 : 9;
+  }
+  return rc;
 }
 
 }  // namespace
@@ -268,6 +334,30 @@ Result<LaunchedTask> LaunchTask(const TaskLaunch& t, const LaunchSettings& s) {
 
   const bool own_session = processes == 1;
   out.started_ms = NowMs();
+  if (cgroup_procs.empty() && !drop) {
+    for (int p = 0; p < processes; ++p) {
+      const auto& env = env_strings[static_cast<std::size_t>(p)];
+      const std::string file = ResolveExecutable(argv_strings[0], env);
+      pid_t pid = 0;
+      int step = 9, err = ENOENT;
+      if (!file.empty()) {
+        err = SpawnProcess(file, argv.data(), envs[static_cast<std::size_t>(p)].data(), log_fd,
+                           work_dir, own_session, out.pgid, &pid, &step);
+      }
+      if (file.empty() || err != 0) {
+        kill_all();
+        ::close(log_fd);
+        std::string what = kSteps[step];
+        if (step == 9) what += " " + argv_strings[0];
+        if (step == 3) what += " " + work_dir;
+        return FailedPrecondition(what + ": " + std::strerror(err));
+      }
+      if (out.pgid == 0) out.pgid = pid;
+      out.pids.push_back(pid);
+    }
+    ::close(log_fd);
+    return out;
+  }
   for (int p = 0; p < processes; ++p) {
     int pipefd[2];
     if (::pipe2(pipefd, O_CLOEXEC) != 0) {

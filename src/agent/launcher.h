@@ -4,7 +4,9 @@
 // environment torchrun, Megatron-LM and DeepSpeed expect, and CUDA_VISIBLE_DEVICES set to the
 // task's GPUs. With --run-as, processes drop to that user before exec and never run as root.
 //
-// Everything that allocates happens before fork(); the child only makes system calls.
+// Tasks that run as the agent's user outside a cgroup start with posix_spawn (no copy of the
+// agent's page tables); with --run-as or cgroups, fork: everything that allocates happens
+// before it and the child only makes system calls.
 #pragma once
 
 #include <sys/types.h>

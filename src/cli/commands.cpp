@@ -25,6 +25,7 @@ void RegisterCommands(CLI::App& app) {
   RegisterDescribeCommand(app);
   RegisterLogsCommand(app);
   RegisterCancelCommand(app);
+  RegisterReleaseCommand(app);
   RegisterBenchLiveCommand(app);  // last: adds `live` under a `bench` registered before it
 #endif
 }

@@ -1,5 +1,5 @@
 // The live-cluster subcommands of `tessera` (up, down, submit, get, describe, logs, cancel,
-// bench live), each in its own <name>_command.cpp.
+// release, bench live), each in its own <name>_command.cpp.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -13,6 +13,7 @@ void RegisterGetCommand(CLI::App& app);
 void RegisterDescribeCommand(CLI::App& app);
 void RegisterLogsCommand(CLI::App& app);
 void RegisterCancelCommand(CLI::App& app);
+void RegisterReleaseCommand(CLI::App& app);
 // Adds `live` under the `bench` subcommand, creating `bench` if no other part has.
 void RegisterBenchLiveCommand(CLI::App& app);
 

@@ -1,5 +1,6 @@
 // `tessera submit -f spec.yaml [-f more.yaml]`: sends each job spec (every document of a YAML
 // stream; JSON works too) to the controller, which validates and stores it before answering.
+// --hold submits them held: Pending (reason Held) until `tessera release`.
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -17,6 +18,7 @@ struct SubmitFlags {
   ClusterFlags cluster;
   std::vector<std::string> files;
   std::string output;
+  bool hold = false;
 };
 
 int RunSubmit(const SubmitFlags& f) {
@@ -51,7 +53,7 @@ int RunSubmit(const SubmitFlags& f) {
       continue;
     }
     for (std::size_t i = 0; i < docs.size(); ++i) {
-      auto job = JsonOf(api.Post("/v1/jobs", docs[i]));
+      auto job = JsonOf(api.Post(f.hold ? "/v1/jobs?hold=true" : "/v1/jobs", docs[i]));
       const std::string where =
           docs.size() > 1 ? file + " (document " + std::to_string(i + 1) + ")" : file;
       if (!job) {
@@ -63,7 +65,8 @@ int RunSubmit(const SubmitFlags& f) {
       if (*format == OutputFormat::kTable) {
         std::cout << "job " << job->value("queue", "") << "/" << job->value("name", "")
                   << " submitted (" << job->value("kind", "") << ", " << job->value("tasks", 0)
-                  << " task(s), " << Number(job->value("gpus", 0.0)) << " GPU(s))\n";
+                  << " task(s), " << Number(job->value("gpus", 0.0)) << " GPU(s))"
+                  << (f.hold ? ", held" : "") << "\n";
       } else {
         submitted.push_back(*job);
       }
@@ -80,6 +83,8 @@ void RegisterSubmitCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("submit", "Submit job specs (YAML or JSON) to the cluster");
   cmd->add_option("-f,--file", flags->files, "Spec file ('-' for standard input); repeatable")
       ->required();
+  cmd->add_flag("--hold", flags->hold,
+                "Submit held: pending, not scheduled until `tessera release`");
   AddClusterFlags(cmd, &flags->cluster);
   AddOutputFlag(cmd, &flags->output);
   cmd->callback([flags] { SetExitCode(RunSubmit(*flags)); });

@@ -264,12 +264,13 @@ auto& Overlay(Map& overlay, const Key& key, Fallback fallback) {
 
 // --- Submission and user operations ---
 
-ApiResult<Json> Controller::Submit(std::string_view text) {
+ApiResult<Json> Controller::Submit(std::string_view text, bool hold) {
   std::vector<FieldError> fields;
   auto spec = ParseJobSpec(text, &fields);
   if (!spec) return std::unexpected(ApiError{spec.error(), fields});
   auto req = std::make_shared<SubmitRequest>();
   req->spec = std::move(*spec);
+  req->hold = hold;
   std::unique_lock q(submit_mu_);
   submit_queue_.push_back(req);
   while (!req->result) {
@@ -291,7 +292,7 @@ ApiResult<Json> Controller::Submit(std::string_view text) {
   return std::move(*req->result);
 }
 
-void Controller::AddJobLocked(const JobSpec& spec, std::int64_t id, Pending& p,
+void Controller::AddJobLocked(const JobSpec& spec, bool hold, std::int64_t id, Pending& p,
                               std::set<std::string>& new_queues) {
   const Tick now = Now();
   JobState job;
@@ -301,6 +302,7 @@ void Controller::AddJobLocked(const JobSpec& spec, std::int64_t id, Pending& p,
   job.rec.kind = std::string(KindName(spec.kind));
   job.rec.spec_json = DumpJson(JobSpecToJson(spec));
   job.rec.submit_ms = now;
+  job.rec.held = hold;
   const int units = spec.IndependentTasks() ? spec.TaskCount() : 1;
   for (int u = 0; u < units; ++u) {
     UnitRecord unit;
@@ -321,9 +323,9 @@ void Controller::AddJobLocked(const JobSpec& spec, std::int64_t id, Pending& p,
   p.Event("JobSubmitted", JobObject(job.rec),
           job.rec.kind + " with " + std::to_string(job.workload.TaskCount()) + " task(s), " +
               GpusText(static_cast<double>(job.workload.TotalGpuMilli()) / kMilliPerGpu) +
-              " GPU(s)");
+              " GPU(s)" + (hold ? ", held" : ""));
   p.new_jobs.push_back(std::move(job));
-  p.reschedule = true;
+  p.reschedule = !hold;
 }
 
 std::vector<ApiResult<Json>> Controller::CommitSubmissions(
@@ -347,7 +349,7 @@ std::vector<ApiResult<Json>> Controller::CommitSubmissions(
       results[i] = duplicate(spec);
       continue;
     }
-    AddJobLocked(spec, id, p, new_queues);
+    AddJobLocked(spec, batch[i]->hold, id, p, new_queues);
     accepted.emplace_back(i, id++);
   }
   if (accepted.empty()) return results;
@@ -360,7 +362,7 @@ std::vector<ApiResult<Json>> Controller::CommitSubmissions(
     Pending one;
     std::set<std::string> queues;
     const std::int64_t job_id = next_job_id_;
-    AddJobLocked(batch[i]->spec, job_id, one, queues);
+    AddJobLocked(batch[i]->spec, batch[i]->hold, job_id, one, queues);
     if (auto s = CommitLocked(one); !s) {
       results[i] = std::unexpected(ApiErr(s.error()));
     } else {
@@ -423,6 +425,62 @@ ApiResult<Json> Controller::Cancel(const std::string& queue, const std::string& 
   p.reschedule = true;
   if (auto s = CommitLocked(p); !s) return std::unexpected(ApiErr(s.error()));
   return JobSummaryLocked(jobs_.at(*id));
+}
+
+ApiResult<Json> Controller::Release(const std::string& queue, const std::vector<std::string>& names,
+                                    bool all) {
+  std::lock_guard lock(mu_);
+  std::vector<std::int64_t> ids;  // in job id order with `all`, else in the order named
+  if (all) {
+    if (!names.empty()) {
+      return std::unexpected(ApiErr(InvalidArgument("give job names or all, not both")));
+    }
+    for (auto id : active_) {
+      const JobState& job = jobs_.at(id);
+      if (job.rec.held && (queue.empty() || job.rec.queue == queue)) ids.push_back(id);
+    }
+  } else {
+    if (names.empty()) {
+      return std::unexpected(ApiErr(InvalidArgument("names: give at least one job, or all")));
+    }
+    std::set<std::int64_t> seen;
+    for (const auto& name : names) {
+      std::optional<std::int64_t> id;
+      if (!queue.empty()) {
+        id = FindJobLocked(queue, name);
+      } else {
+        for (const auto& [key, jid] : job_ids_) {
+          if (key.second != name) continue;
+          if (id) {
+            return std::unexpected(ApiErr(
+                InvalidArgument("job " + Quote(name) + " is in several queues; give the queue")));
+          }
+          id = jid;
+        }
+      }
+      if (!id) {
+        return std::unexpected(ApiErr(NotFound(
+            "job " + (queue.empty() ? Quote(name) : QualifiedName(queue, name)) + " not found")));
+      }
+      if (seen.insert(*id).second) ids.push_back(*id);
+    }
+  }
+  Pending p;
+  Json released = Json::array(), not_held = Json::array();
+  for (auto id : ids) {
+    JobState& job = jobs_.at(id);
+    const std::string qualified = job.rec.queue + "/" + job.rec.name;
+    if (!job.rec.held || job.rec.finished_ms != 0) {
+      not_held.push_back(qualified);
+      continue;
+    }
+    MUT_JOB(p, job).held = false;
+    p.Event("JobReleased", JobObject(job.rec), "released from hold");
+    released.push_back(qualified);
+  }
+  p.reschedule = !released.empty();
+  if (auto s = CommitLocked(p); !s) return std::unexpected(ApiErr(s.error()));
+  return Json{{"released", std::move(released)}, {"notHeld", std::move(not_held)}};
 }
 
 ApiResult<Json> Controller::Purge(const std::string& queue, const std::string& name) {
@@ -1051,6 +1109,7 @@ int Controller::RunSchedulingCycle() {
   for (auto id : active_) {
     JobState& job = jobs_.at(id);
     job.waiting = false;
+    if (job.rec.held) continue;  // only ever pending: submitted held, not released yet
     bool prepared = false;
     for (auto& unit : job.units) {
       if (unit.phase != UnitPhase::kPending && unit.phase != UnitPhase::kRunning) continue;
@@ -1316,8 +1375,11 @@ Json Controller::JobSummaryLocked(const JobState& job) const {
     running += t.state == TaskState::kRunning;
   }
   const std::string phase = JobPhaseOf(job);
-  if (job.rec.finished_ms == 0 &&
-      (phase == "Pending" || (phase == "Running" && job.units.size() > 1))) {
+  const bool held = job.rec.held && job.rec.finished_ms == 0 && phase == "Pending";
+  if (held) {
+    message = "held: `tessera release " + job.rec.name + "` lets it be scheduled";
+  } else if (job.rec.finished_ms == 0 &&
+             (phase == "Pending" || (phase == "Running" && job.units.size() > 1))) {
     if (job.never_fits) {
       message = "unschedulable: " + *job.never_fits;
     } else if (job.waiting) {
@@ -1346,6 +1408,7 @@ Json Controller::JobSummaryLocked(const JobState& job) const {
             {"submitTimeMs", job.rec.submit_ms},
             {"startTimeMs", started},
             {"finishTimeMs", job.rec.finished_ms}};
+  if (held) j["reason"] = "Held";
   if (!message.empty()) j["message"] = message;
   if (!job.spec.user.empty()) j["user"] = job.spec.user;
   return j;

@@ -75,8 +75,15 @@ class Controller {
   void Stop();
 
   // --- API for users. Each returns JSON ready to serve. ---
-  // Validates and durably stores a job from YAML or JSON text; returns the job.
-  ApiResult<nlohmann::json> Submit(std::string_view text);
+  // Validates and durably stores a job from YAML or JSON text; returns the job. A job
+  // submitted with `hold` stays Pending (reason Held), skipped by the scheduler, until released.
+  ApiResult<nlohmann::json> Submit(std::string_view text, bool hold = false);
+  // Releases held jobs in one commit: each of `names` (in `queue`, or in the only queue that
+  // has that name when `queue` is empty), or with `all` every held job (of `queue` if given).
+  // All or nothing: an unknown or ambiguous name fails the request and releases none.
+  // Returns {"released": [...], "notHeld": [...]} as "queue/name" strings.
+  ApiResult<nlohmann::json> Release(const std::string& queue, const std::vector<std::string>& names,
+                                    bool all);
   ApiResult<nlohmann::json> GetJob(const std::string& queue, const std::string& name);
   nlohmann::json ListJobs(const JobFilter& filter);
   // Cancels a job: pending units end at once, running ones are stopped (SIGTERM, then SIGKILL
@@ -135,6 +142,7 @@ class Controller {
   // A submission waiting for the next group commit.
   struct SubmitRequest {
     JobSpec spec;
+    bool hold = false;
     std::optional<ApiResult<nlohmann::json>> result;
   };
   struct NodeState {
@@ -151,7 +159,7 @@ class Controller {
   std::vector<ApiResult<nlohmann::json>> CommitSubmissions(
       const std::vector<std::shared_ptr<SubmitRequest>>& batch);
   // Adds one new job to `p`; `id` is its id.
-  void AddJobLocked(const JobSpec& spec, std::int64_t id, Pending& p,
+  void AddJobLocked(const JobSpec& spec, bool hold, std::int64_t id, Pending& p,
                     std::set<std::string>& new_queues);
   Tick Now() const { return options_.now(); }
   Status LoadLocked();

@@ -167,9 +167,45 @@ void ApiServer::Routes() {
   });
 
   h.Post("/v1/jobs", [&c](const httplib::Request& req, httplib::Response& res) {
-    auto job = c.Submit(req.body);
+    auto job = c.Submit(req.body, TruthyParam(req, "hold"));
     if (!job) return SendError(res, job.error());
     SendJson(res, 201, *job);
+  });
+  // Held jobs released in one commit: {"names": [...], "queue": "..."} or {"all": true}.
+  h.Post("/v1/release", [&c](const httplib::Request& req, httplib::Response& res) {
+    auto doc = ParseJson(req.body);
+    if (!doc) return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
+    if (!doc->is_object()) {
+      return SendError(res, Error::Code::kInvalidArgument, "release: expected a JSON object");
+    }
+    std::string queue;
+    std::vector<std::string> names;
+    bool all = false;
+    for (const auto& [key, v] : doc->items()) {
+      if (key == "queue" && v.is_string()) {
+        queue = v.get<std::string>();
+        if (!ValidQueuePath(queue)) {
+          return SendError(res, Error::Code::kInvalidArgument, "queue: not a valid queue path");
+        }
+      } else if (key == "all" && v.is_boolean()) {
+        all = v.get<bool>();
+      } else if (key == "names" && v.is_array()) {
+        for (const auto& n : v) {
+          if (!n.is_string() || !ValidJobName(n.get<std::string>())) {
+            return SendError(res, Error::Code::kInvalidArgument,
+                             "names: every entry must be a job name");
+          }
+          names.push_back(n.get<std::string>());
+        }
+      } else {
+        return SendError(res, Error::Code::kInvalidArgument,
+                         "release: unknown key or wrong type: " + key +
+                             " (expected names: [string], queue: string, all: bool)");
+      }
+    }
+    auto out = c.Release(queue, names, all);
+    if (!out) return SendError(res, out.error());
+    SendJson(res, 200, *out);
   });
   h.Get("/v1/jobs", [&c](const httplib::Request& req, httplib::Response& res) {
     JobFilter f;

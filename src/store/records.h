@@ -49,6 +49,8 @@ struct JobRecord {
   std::string spec_json;  // canonical JSON of the JobSpec
   Tick submit_ms = 0;
   bool cancel_requested = false;
+  // Submitted held (`tessera submit --hold`): pending, skipped by the scheduler until released.
+  bool held = false;
   Tick finished_ms = 0;  // 0 while not finished
   std::string message;
 };

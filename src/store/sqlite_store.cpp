@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS jobs(
   spec TEXT NOT NULL,
   submit_ms INTEGER NOT NULL,
   cancel_requested INTEGER NOT NULL DEFAULT 0,
+  held INTEGER NOT NULL DEFAULT 0,
   finished_ms INTEGER NOT NULL DEFAULT 0,
   message TEXT NOT NULL DEFAULT '',
   UNIQUE(queue, name));
@@ -262,6 +263,7 @@ Status SqliteStore::Exec(const char* sql) {
 }
 
 Status SqliteStore::CreateSchema() {
+  long long from_version = 0;  // 0: a new store
   {
     Stmt st(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
     if (st.ok() && st.Next()) {
@@ -278,12 +280,20 @@ Status SqliteStore::CreateSchema() {
                                   std::to_string(kSchemaVersion));
       }
       if (version == kSchemaVersion) return {};
+      from_version = version;
     }
   }
   if (auto s = Exec("BEGIN IMMEDIATE"); !s) return s;
   if (auto s = Exec(kSchema); !s) {
     (void)Exec("ROLLBACK");
     return s;
+  }
+  // Version 1 stores lack jobs.held (CREATE TABLE IF NOT EXISTS leaves their table as is).
+  if (from_version == 1) {
+    if (auto s = Exec("ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0"); !s) {
+      (void)Exec("ROLLBACK");
+      return s;
+    }
   }
   Stmt st(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)");
   if (!st.Text(1, std::to_string(kSchemaVersion)).Run()) {
@@ -304,7 +314,7 @@ Result<StoreContents> SqliteStore::Load() {
   {
     Stmt st(db_,
             "SELECT id, queue, name, kind, spec, submit_ms, cancel_requested, finished_ms, "
-            "message FROM jobs ORDER BY id");
+            "message, held FROM jobs ORDER BY id");
     while (st.Next()) {
       JobRecord j;
       j.id = st.ColInt(0);
@@ -316,6 +326,7 @@ Result<StoreContents> SqliteStore::Load() {
       j.cancel_requested = st.ColInt(6) != 0;
       j.finished_ms = st.ColInt(7);
       j.message = st.ColText(8);
+      j.held = st.ColInt(9) != 0;
       out.jobs.push_back(std::move(j));
     }
     if (!st.ok()) return StatementError(st, "loading jobs");
@@ -441,14 +452,15 @@ Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& 
   for (const auto& j : change.put_jobs) {
     Stmt st(db_,
             "INSERT INTO jobs(id, queue, name, kind, spec, submit_ms, cancel_requested, "
-            "finished_ms, message) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE "
-            "SET cancel_requested = excluded.cancel_requested, finished_ms = "
-            "excluded.finished_ms, message = excluded.message");
+            "finished_ms, message, held) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO "
+            "UPDATE SET cancel_requested = excluded.cancel_requested, finished_ms = "
+            "excluded.finished_ms, message = excluded.message, held = excluded.held");
     st.Int(1, j.id).Text(2, j.queue).Text(3, j.name).Text(4, j.kind).Text(5, j.spec_json);
     st.Int(6, j.submit_ms)
         .Int(7, j.cancel_requested ? 1 : 0)
         .Int(8, j.finished_ms)
-        .Text(9, j.message);
+        .Text(9, j.message)
+        .Int(10, j.held ? 1 : 0);
     if (!st.Run()) return StatementError(st, "job " + j.queue + "/" + j.name);
   }
   for (const auto& u : change.put_units) {

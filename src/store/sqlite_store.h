@@ -24,7 +24,7 @@ namespace tessera {
 
 class SqliteStore final : public Store {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;  // 2: jobs.held
 
   struct Options {
     bool read_only = false;              // no lock, no writes (inspection, tests)

@@ -1,12 +1,15 @@
 // The agent's pure parts: the simulated GPU inventory, GPU model names from NVML device names,
 // argv (no shell unless asked) and the distributed-training environment of each process; and
-// one real launch: process group, log file under the state directory, exit code.
+// real launches: process group or session, log file under the state directory, exit code, and
+// what a task inherits from the agent (signal mask and dispositions, descriptors, PATH).
 #include "agent/launcher.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -168,6 +171,77 @@ TEST(LauncherTest, LaunchesInItsOwnProcessGroupWithALogUnderTheStateDirectory) {
   auto no_dir = LaunchTask(bad_dir, s);
   ASSERT_FALSE(no_dir.has_value());
   EXPECT_EQ(no_dir.error().message, "chdir /no/such/dir: No such file or directory");
+  std::filesystem::remove_all(state);
+}
+
+// A single-process task leads a session of its own; it does not inherit the agent's blocked or
+// ignored signals, its open descriptors, or its stdin; its PATH is the task's own.
+TEST(LauncherTest, ASingleProcessTaskStartsCleanInItsOwnSession) {
+  char tmpl[] = "/tmp/tessera-launch-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string state = tmpl;
+  std::filesystem::create_directories(state + "/bin");
+  {
+    std::ofstream tool(state + "/bin/task-tool");
+    tool << "#!/bin/sh\necho tool-ran\n";
+  }
+  std::filesystem::permissions(state + "/bin/task-tool", std::filesystem::perms::owner_all);
+  // What the agent has and the task must not: a blocked SIGTERM, an ignored SIGINT, an open
+  // descriptor without close-on-exec.
+  sigset_t term, old;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &term, &old), 0);
+  auto old_int = ::signal(SIGINT, SIG_IGN);
+  const int leak = ::open("/dev/null", O_RDONLY);
+  ASSERT_GE(leak, 3);
+
+  LaunchSettings s;
+  s.state_dir = state;
+  s.node = "n";
+  TaskLaunch t = Worker(0);
+  t.task_id = 7;
+  t.processes = 1;
+  t.shell = true;
+  t.env = {{"PATH", state + "/bin:/usr/bin:/bin"}};
+  t.command = {
+      "task-tool; grep -E '^(SigBlk|SigIgn)' /proc/self/status; ls /proc/self/fd | sort -n | "
+      "tr '\\n' ' '; echo; readlink /proc/self/fd/0; echo sid=$(cut -d' ' -f6 /proc/self/stat) "
+      "pid=$$; pwd"};
+  auto launched = LaunchTask(t, s);
+  ::close(leak);
+  ::signal(SIGINT, old_int);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ASSERT_TRUE(launched.has_value()) << launched.error().message;
+  ASSERT_EQ(launched->pids.size(), 1u);
+  EXPECT_EQ(launched->pgid, launched->pids[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(launched->pids[0], &status, 0), launched->pids[0]);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  std::ifstream in(launched->log_path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string log = ss.str();
+  EXPECT_NE(log.find("tool-ran"), std::string::npos) << log;
+  EXPECT_NE(log.find("SigBlk:\t0000000000000000"), std::string::npos) << log;
+  // SIGINT (bit 1) and SIGTERM (bit 14) are back to their defaults.
+  const auto ign = log.find("SigIgn:\t");
+  ASSERT_NE(ign, std::string::npos) << log;
+  const unsigned long long ignored = std::stoull(log.substr(ign + 8, 16), nullptr, 16);
+  EXPECT_EQ(ignored & ((1ULL << (SIGINT - 1)) | (1ULL << (SIGTERM - 1))), 0ULL) << log;
+  EXPECT_NE(log.find("\n0 1 2 3 \n"), std::string::npos) << "only stdio (3: ls's own dir)\n" << log;
+  EXPECT_NE(log.find("/dev/null"), std::string::npos) << log;
+  const std::string pid = std::to_string(launched->pids[0]);
+  EXPECT_NE(log.find("sid=" + pid + " pid=" + pid), std::string::npos) << log;
+  EXPECT_NE(log.find(state + "/work/task-7"), std::string::npos) << log;
+
+  TaskLaunch missing = t;
+  missing.task_id = 8;
+  missing.shell = false;
+  missing.command = {"no-such-tool-anywhere"};
+  auto failed = LaunchTask(missing, s);
+  ASSERT_FALSE(failed.has_value());
+  EXPECT_EQ(failed.error().message, "exec no-such-tool-anywhere: No such file or directory");
   std::filesystem::remove_all(state);
 }
 

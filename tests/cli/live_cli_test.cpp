@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "server/process_harness.h"
 
@@ -129,6 +130,50 @@ TEST_F(CliTest, UpSubmitWatchCancelDownAndUpAgain) {
   ASSERT_EQ(up2.exit_code, 0) << up2.err;
   EXPECT_EQ(FindJob("demo-train").value("phase", ""), "Cancelled");
   EXPECT_EQ(FindJob("hello").value("phase", ""), "Succeeded");
+}
+
+// submit --hold keeps jobs Pending (reason Held) across a restart of the cluster; release
+// starts them.
+TEST_F(CliTest, HeldJobsStartOnlyWhenReleasedEvenAfterARestart) {
+  Watchdog watchdog(120s, "hold test");
+  auto up = Tessera({"up", "--state", state_.path(), "--agents", "1", "--gpus", "2xH100"});
+  up_ = true;
+  ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
+  auto spec = [](const std::string& name) {
+    return "apiVersion: tessera/v1\nkind: BatchJob\nmetadata: {name: " + name +
+           "}\nspec: {tasks: 1, gpusPerTask: 1, command: [echo, " + name + "]}\n";
+  };
+  auto held = Tessera({"submit", "--hold", "-f", "-"}, spec("held-1") + "---\n" + spec("held-2"));
+  ASSERT_EQ(held.exit_code, 0) << held.err;
+  EXPECT_NE(held.out.find("held-1 submitted (BatchJob, 1 task(s), 1 GPU(s)), held"),
+            std::string::npos)
+      << held.out;
+  std::this_thread::sleep_for(1500ms);  // a scheduling cycle or more: nothing starts
+  EXPECT_EQ(FindJob("held-1").value("phase", ""), "Pending");
+  EXPECT_EQ(FindJob("held-1").value("reason", ""), "Held");
+
+  auto down = Tessera({"down", "--state", state_.path()});
+  ASSERT_EQ(down.exit_code, 0) << down.err;
+  auto up2 = Tessera({"up", "--state", state_.path(), "--agents", "1", "--gpus", "2xH100"});
+  ASSERT_EQ(up2.exit_code, 0) << up2.err;
+  EXPECT_EQ(FindJob("held-2").value("reason", ""), "Held");
+
+  auto unknown = Tessera({"release", "held-1", "nope"});
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.err.find("job \"nope\" not found"), std::string::npos) << unknown.err;
+  EXPECT_EQ(FindJob("held-1").value("reason", ""), "Held") << "nothing half-applied";
+  auto neither = Tessera({"release"});
+  EXPECT_NE(neither.exit_code, 0);
+
+  auto one = Tessera({"release", "held-1"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("1 job(s) released"), std::string::npos) << one.out;
+  EXPECT_TRUE(WaitFor([&] { return FindJob("held-1").value("phase", "") == "Succeeded"; }, 20));
+  EXPECT_EQ(FindJob("held-2").value("phase", ""), "Pending");
+  auto all = Tessera({"release", "--all"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_NE(all.out.find("1 job(s) released"), std::string::npos) << all.out;
+  EXPECT_TRUE(WaitFor([&] { return FindJob("held-2").value("phase", "") == "Succeeded"; }, 20));
 }
 
 TEST_F(CliTest, SaysHowToFindACluster) {

@@ -377,6 +377,58 @@ TEST_F(ControllerTest, CancelEndsPendingAtOnceAndStopsRunning) {
   Submit(Gang("run", 1, 4));  // the name is free again
 }
 
+// Held jobs are Pending with reason Held and never bound; a release lets them be scheduled in
+// the next cycle; both the hold and the release survive a controller restart (SQLite).
+TEST_F(ControllerTest, HeldJobsWaitForTheirReleaseAcrossRestarts) {
+  Register("node-0");
+  auto held = controller_->Submit(Gang("held-a", 1, 1), /*hold=*/true);
+  ASSERT_TRUE(held.has_value());
+  EXPECT_EQ((*held)["phase"], "Pending");
+  EXPECT_EQ((*held)["reason"], "Held");
+  ASSERT_TRUE(controller_->Submit(Gang("held-b", 1, 1), true).has_value());
+  ASSERT_TRUE(controller_->Submit(Gang("other-q", 1, 1), true).has_value());
+  Submit(Gang("free", 1, 1));
+  EXPECT_EQ(controller_->RunSchedulingCycle(), 1) << "only the job not held";
+  EXPECT_EQ(Job("free")["phase"], "Running");
+  EXPECT_FALSE(Job("free").contains("reason"));
+
+  Open();  // the hold is durable
+  EXPECT_EQ(Job("held-a")["reason"], "Held");
+  EXPECT_EQ(controller_->RunSchedulingCycle(), 0);
+
+  // Unknown names fail the whole request: nothing is released.
+  auto bad = controller_->Release("", {"held-a", "nope"}, false);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().error.code, Error::Code::kNotFound);
+  EXPECT_NE(bad.error().error.message.find("nope"), std::string::npos);
+  EXPECT_EQ(Job("held-a")["reason"], "Held");
+  EXPECT_FALSE(controller_->Release("", {}, false).has_value()) << "neither names nor all";
+  EXPECT_FALSE(controller_->Release("", {"held-a"}, true).has_value()) << "both";
+
+  auto out = controller_->Release("", {"held-a", "free"}, false);
+  ASSERT_TRUE(out.has_value()) << out.error().error.message;
+  EXPECT_EQ((*out)["released"], Json::array({"default/held-a"}));
+  EXPECT_EQ((*out)["notHeld"], Json::array({"default/free"}));
+  Open();  // the release is durable
+  EXPECT_FALSE(Job("held-a").contains("reason"));
+  EXPECT_EQ(Job("held-b")["reason"], "Held");
+  EXPECT_EQ(controller_->RunSchedulingCycle(), 1);
+  EXPECT_EQ(Job("held-a")["phase"], "Running");
+
+  out = controller_->Release("", {}, true);  // every held job
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ((*out)["released"], Json::array({"default/held-b", "default/other-q"}));
+  EXPECT_EQ(controller_->RunSchedulingCycle(), 2);
+  const Json released = Job("held-b");
+  bool event = false;
+  for (const auto& e : released["events"]) event |= e["type"] == "JobReleased";
+  EXPECT_TRUE(event) << released.dump(1);
+  // A held job can be cancelled like any pending one.
+  ASSERT_TRUE(controller_->Submit(Gang("dropped", 1, 1), true).has_value());
+  EXPECT_EQ((*controller_->Cancel("default", "dropped"))["phase"], "Cancelled");
+  EXPECT_FALSE(Job("dropped").contains("reason"));
+}
+
 TEST_F(ControllerTest, BatchTasksAreScheduledOneByOne) {
   Register("node-0", 2);
   Submit(

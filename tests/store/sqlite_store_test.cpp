@@ -236,6 +236,46 @@ TEST_F(SqliteStoreTest, RefusesANewerSchema) {
   EXPECT_NE(store.error().message.find("schema version 99"), std::string::npos);
 }
 
+// A version 1 store (before jobs.held) opens: the column is added, its jobs are not held, and
+// a hold written afterwards round-trips.
+TEST_F(SqliteStoreTest, UpgradesAVersion1StoreWithTheHeldColumn) {
+  {
+    auto store = OpenStore();
+    Change c;
+    c.put_jobs.push_back(Job(1, "old"));
+    ASSERT_TRUE(store->Commit(c).has_value());
+  }
+  const std::string cmd = "sqlite3 " + path_ +
+                          " \"ALTER TABLE jobs DROP COLUMN held; UPDATE meta SET value='1' "
+                          "WHERE key='schema_version'\"";
+  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "sqlite3 shell not available";
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    auto contents = store->Load();
+    ASSERT_TRUE(contents.has_value()) << contents.error().message;
+    ASSERT_EQ(contents->jobs.size(), 1u);
+    EXPECT_FALSE(contents->jobs[0].held);
+    Change c;
+    JobRecord held = Job(2, "held");
+    held.held = true;
+    c.put_jobs.push_back(held);
+    ASSERT_TRUE(store->Commit(c).has_value());
+  }
+  auto store = OpenStore();
+  auto contents = store->Load();
+  ASSERT_TRUE(contents.has_value());
+  ASSERT_EQ(contents->jobs.size(), 2u);
+  EXPECT_TRUE(contents->jobs[1].held);
+  // Releasing is an update of the same row.
+  Change c;
+  JobRecord released = contents->jobs[1];
+  released.held = false;
+  c.put_jobs.push_back(released);
+  ASSERT_TRUE(store->Commit(c).has_value());
+  EXPECT_FALSE(store->Load()->jobs[1].held);
+}
+
 // A commit that returned is durable: a child process commits and is killed with SIGKILL
 // right after; everything it acknowledged is there.
 TEST_F(SqliteStoreTest, AcknowledgedCommitsSurviveSigkill) {
