@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/rng.h"
+#include "sched/colocation/colocation_pass.h"
 #include "sched/placement/topology_gang_placer.h"
 
 namespace tessera {
@@ -41,6 +42,16 @@ Result<Scheduler> Scheduler::Create(const SchedulerConfig& config) {
                            "' is unknown (known: topology, greedy)");
   }
   Scheduler s;
+  if (config.colocation.enabled) {
+    if (auto ok = ValidateColocationConfig(config.colocation); !ok) {
+      return InvalidArgument("colocation." + ok.error().message);
+    }
+    if ((*queue)->preemptive()) {
+      return InvalidArgument("colocation: needs a queue policy that does not preempt (fifo, "
+                             "backfill), not '" + config.queue_policy + "'");
+    }
+    s.colocation_ = std::make_shared<const ColocationConfig>(config.colocation);
+  }
   s.queue_ = std::move(*queue);
   s.placement_ = std::move(*placement);
   if (config.memoize_scores) s.cache_ = std::make_shared<ScoreCache>();
@@ -107,14 +118,23 @@ Decisions Scheduler::Schedule(const Snapshot& snap, ClusterState& working) const
   const TopologyGangPlacer* g = gangs ? &*gangs : nullptr;
   if (queue_->preemptive()) {
     ScheduleWithPreemption(snap, order, working, rng, g, out);
-  } else {
-    ScheduleInOrder(snap, order, working, rng, g, out);
+    return out;
   }
+  // Co-location: online jobs placed first (evicting offline tasks), offline ones on oversold
+  // credit last; see sched/colocation/colocation_pass.h.
+  std::optional<ColocationCycle> colocation;
+  if (colocation_) {
+    colocation.emplace(*colocation_, snap, working);
+    colocation->Before(TaskPlacer(*placement_, cache_.get(), g), rng, out);
+  }
+  ScheduleInOrder(snap, order, working, rng, g, out, colocation ? &*colocation : nullptr);
+  if (colocation) colocation->After(out);
   return out;
 }
 
 void Scheduler::ScheduleInOrder(const Snapshot& snap, JobOrder& order, ClusterState& working,
-                                Rng& rng, const TopologyGangPlacer* gangs, Decisions& out) const {
+                                Rng& rng, const TopologyGangPlacer* gangs, Decisions& out,
+                                const ColocationCycle* colocation) const {
   TaskPlacer placer(*placement_, cache_.get(), gangs);
   // EASY backfill: once the head job is blocked, it holds a reservation at the shadow time
   // (when enough GPUs will have been released by running jobs' expected ends); a later job may
@@ -128,6 +148,7 @@ void Scheduler::ScheduleInOrder(const Snapshot& snap, JobOrder& order, ClusterSt
   const std::size_t limit = snap.max_attempts_after_block;
   while (const JobView* v = order.Next()) {
     if (v->phase != JobPhase::kPending) continue;
+    if (colocation != nullptr && colocation->Owns(*v)) continue;
     const Workload& job = *v->job;
     if (blocked) {
       if (!queue_->backfill() || working.free_gpu_milli() == 0) break;

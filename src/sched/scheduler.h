@@ -14,6 +14,7 @@
 #include <string>
 
 #include "core/cluster_state.h"
+#include "sched/colocation/colocation_config.h"
 #include "sched/decision.h"
 #include "sched/placement/placement_policy.h"
 #include "sched/placement/task_placer.h"
@@ -35,7 +36,12 @@ struct SchedulerConfig {
   bool memoize_scores = true;
   QueuePolicyConfig queue;
   PlacementConfig placement;
+  // Online/offline co-location (sched/colocation/, docs/colocation.md); off unless enabled.
+  // Needs a queue policy that does not preempt (fifo, backfill).
+  ColocationConfig colocation;
 };
+
+class ColocationCycle;
 
 class Scheduler {
  public:
@@ -57,12 +63,14 @@ class Scheduler {
   Scheduler() = default;
   class JobOrder;
   void ScheduleInOrder(const Snapshot& snap, JobOrder& order, ClusterState& working, Rng& rng,
-                       const TopologyGangPlacer* gangs, Decisions& out) const;
+                       const TopologyGangPlacer* gangs, Decisions& out,
+                       const ColocationCycle* colocation) const;
   void ScheduleWithPreemption(const Snapshot& snap, JobOrder& order, ClusterState& working,
                               Rng& rng, const TopologyGangPlacer* gangs, Decisions& out) const;
 
   std::shared_ptr<const QueuePolicy> queue_;
   std::shared_ptr<const PlacementPolicy> placement_;
+  std::shared_ptr<const ColocationConfig> colocation_;  // null = no co-location step
   std::shared_ptr<ScoreCache> cache_;  // memo only; does not change any decision
   // The topology tree of the cluster last scheduled (built once, rebuilt if the cluster
   // changes); null for "greedy" gang placement.
