@@ -143,7 +143,7 @@ Result<Workloads> OpenbWorkloads(const Cluster& cluster, const std::vector<Trace
 
 // fleet: LLM serving replicas of 1, 2, 4 or 8 whole GPUs, 2–16 replicas each, in 20 teams;
 // offline batch inference tasks of one GPU (60%) or half of one, run times exponential with a
-// 30 min mean, clamped to [2 min, 4 h]. CPU and memory per GPU: half the scarcest node's.
+// 60 min mean, clamped to [5 min, 6 h]. CPU and memory per GPU: half the scarcest node's.
 Result<Workloads> FleetWorkloads(const Cluster& cluster, const ColocationOptions& o, Rng& rng) {
   std::int64_t cpu_per_gpu = 0, mem_per_gpu = 0;
   int max_gpus = 0;
@@ -182,7 +182,7 @@ Result<Workloads> FleetWorkloads(const Cluster& cluster, const ColocationOptions
   }
   // Mean GPU-time of a task: (0.6 × 1 + 0.4 × 0.5) GPUs × the mean of the clamped run time,
   // E[clamp(X, lo, hi)] = lo + mean × (e^(−lo/mean) − e^(−hi/mean)) for exponential X.
-  const double lo = 120, hi = 14400, mean_s = 1800;
+  const double lo = 300, hi = 21600, mean_s = 3600;
   const double clamped_mean = lo + mean_s * (std::exp(-lo / mean_s) - std::exp(-hi / mean_s));
   OfflineStream(
       cluster, o, 0.8 * clamped_mean, rng,
@@ -323,6 +323,7 @@ Result<ColocationRun> RunSetup(const Cluster& cluster, const Workloads& wl,
     return i;
   };
   std::vector<std::vector<std::size_t>> replicas(wl.services.size());  // pending or running
+  std::vector<std::deque<int>> wanted(wl.services.size());  // replica counts of recent steps
   const double capacity_milli = static_cast<double>(cluster.total_gpus()) * kMilliPerGpu;
   const double u = o.target_utilisation;
   double demand_sum = 0, served_sum = 0;
@@ -462,11 +463,18 @@ Result<ColocationRun> RunSetup(const Cluster& cluster, const Workloads& wl,
       demand_series.emplace_back(at, step_demand * kMilliPerGpu * u / capacity_milli);
     }
 
-    // 5. Autoscaler: ceil(max_replicas × load) replicas, at least one; newest go first.
+    // 5. Autoscaler: ceil(max_replicas × load) replicas, at least one; up at once, down only
+    //    to the most wanted over the stabilisation window (Kubernetes' HPA scale-down
+    //    stabilisation); newest replicas go first.
+    const std::size_t window =
+        static_cast<std::size_t>(std::max<Tick>(1, o.scale_down_window / o.step));
     for (std::size_t s = 0; s < wl.services.size(); ++s) {
       const Service& svc = wl.services[s];
-      const int want = std::clamp(static_cast<int>(std::ceil(svc.max_replicas * load[s] - 1e-9)), 1,
-                                  svc.max_replicas);
+      auto& recent = wanted[s];
+      recent.push_back(std::clamp(static_cast<int>(std::ceil(svc.max_replicas * load[s] - 1e-9)), 1,
+                                  svc.max_replicas));
+      while (recent.size() > window) recent.pop_front();
+      const int want = *std::ranges::max_element(recent);
       auto& list = replicas[s];
       while (static_cast<int>(list.size()) < want) {
         Workload w;

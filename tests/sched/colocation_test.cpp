@@ -4,6 +4,10 @@
 // when the online load rises.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <map>
+
+#include "core/rng.h"
 #include "sched/colocation/colocation_config.h"
 #include "sched/colocation/eviction.h"
 #include "sched/colocation/oversell.h"
@@ -251,6 +255,122 @@ TEST(ColocationCycleTest, NoOversellPlacesNothingOnCredit) {
   ASSERT_TRUE(state.Apply(snap.jobs[0].placement));
   ASSERT_TRUE(state.Apply(snap.jobs[1].placement));
   EXPECT_TRUE(Colocating(0).Schedule(snap, state).empty());
+}
+
+// Property: over many cycles with online loads moving at random, no online job is ever
+// preempted, every GPU's oversold shares stay within its credit for the loads just given, and
+// releasing everything returns the cluster to empty (no drift in the milli accounting).
+TEST(ColocationCycleTest, RandomLoadsKeepOversoldWithinCredit) {
+  Cluster c;
+  for (int i = 0; i < 2; ++i)
+    ASSERT_TRUE(c.AddNode("n" + std::to_string(i), "H100", 4, 256000, 1 << 20));
+  std::vector<Workload> jobs;
+  jobs.reserve(64);
+  Rng rng(11);
+  for (int i = 0; i < 64; ++i) {
+    Workload w;
+    w.id = JobId(static_cast<std::uint32_t>(i));
+    w.name = "j" + std::to_string(i);
+    w.kind = i < 10 ? WorkloadKind::kInference : WorkloadKind::kBatch;
+    w.priority = i < 10 ? 100 : 0;
+    const auto milli =
+        static_cast<std::int32_t>(i < 10 ? (i % 2 == 0 ? 1000 : 500) : 100 + rng.Uniform(500));
+    w.groups.push_back({"task", 1, TaskShape{1000, 1024, 1, milli}});
+    jobs.push_back(w);
+  }
+  struct Run {
+    bool running = false;
+    bool oversold = false;
+    Placement placement;
+  };
+  std::vector<Run> runs(jobs.size());
+  ClusterState state(c);
+  const Scheduler s = Colocating(700);
+  int oversold_binds = 0, credit_evictions = 0, online_evictions = 0;
+  for (int cycle = 0; cycle < 300; ++cycle) {
+    Snapshot snap;
+    snap.now = cycle * kMinute;
+    snap.seed = static_cast<std::uint64_t>(cycle);
+    std::vector<std::int32_t> used(jobs.size(), -1);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      JobView v;
+      v.job = &jobs[i];
+      if (runs[i].running) {
+        v.phase = JobPhase::kRunning;
+        v.placement = runs[i].placement;
+        v.oversold = runs[i].oversold;
+        if (jobs[i].kind == WorkloadKind::kInference) {
+          used[i] = static_cast<std::int32_t>(
+              rng.Uniform(static_cast<std::uint64_t>(jobs[i].groups[0].shape.gpu_milli) + 1));
+          v.used_gpu_milli = used[i];
+        }
+      } else if (jobs[i].kind == WorkloadKind::kInference && rng.Uniform(4) != 0) {
+        continue;  // replicas come and go: this one is not wanted now
+      }
+      snap.jobs.push_back(std::move(v));
+    }
+    for (const Decision& d : s.Schedule(snap, state)) {
+      Run& r = runs[d.job.value];
+      if (d.kind == Decision::Kind::kPreempt) {
+        ASSERT_NE(jobs[d.job.value].kind, WorkloadKind::kInference) << "cycle " << cycle;
+        ASSERT_TRUE(r.running);
+        const bool credit = d.reason.find("took back") != std::string::npos;
+        credit_evictions += credit ? 1 : 0;
+        online_evictions += credit ? 0 : 1;
+        r = Run{};
+      } else if (d.kind == Decision::Kind::kBind) {
+        r = Run{true, d.oversold, d.placement};
+        oversold_binds += d.oversold ? 1 : 0;
+        if (jobs[d.job.value].kind == WorkloadKind::kInference)
+          used[d.job.value] = d.placement[0].gpu_milli;
+      }
+    }
+    // Per GPU: oversold ≤ floor(0.7 × Σ (requested − used)).
+    std::map<std::pair<std::uint32_t, int>, std::array<std::int64_t, 3>>
+        gpu;  // req, used, oversold
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      if (!runs[i].running) continue;
+      for (const TaskPlacement& t : runs[i].placement) {
+        for (int g = 0; g < 4; ++g) {
+          if (!(t.gpu_mask & (1u << g))) continue;
+          auto& a = gpu[{t.node.value, g}];
+          if (jobs[i].kind == WorkloadKind::kInference) {
+            a[0] += t.gpu_milli;
+            a[1] += used[i];
+          } else if (runs[i].oversold) {
+            a[2] += t.gpu_milli;
+          }
+        }
+      }
+    }
+    for (const auto& [key, a] : gpu) {
+      ASSERT_LE(a[2], OversellCredit(700, a[0], a[1]))
+          << "cycle " << cycle << " node " << key.first << " GPU " << key.second;
+    }
+    // Online replicas not wanted next cycle leave (as an autoscaler would).
+    for (std::size_t i = 0; i < 10; ++i) {
+      if (runs[i].running && rng.Uniform(8) == 0) {
+        state.Release(runs[i].placement);
+        runs[i] = Run{};
+      }
+    }
+    // Offline tasks finish now and then.
+    for (std::size_t i = 10; i < jobs.size(); ++i) {
+      if (runs[i].running && rng.Uniform(10) == 0) {
+        state.Release(ChargedPlacement(runs[i].placement, runs[i].oversold));
+        runs[i] = Run{};
+      }
+    }
+  }
+  // The run went through every path: oversold binds, credit taken back, online evicting.
+  EXPECT_GT(oversold_binds, 0);
+  EXPECT_GT(credit_evictions, 0);
+  EXPECT_GT(online_evictions, 0);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (runs[i].running) state.Release(ChargedPlacement(runs[i].placement, runs[i].oversold));
+  }
+  EXPECT_EQ(state.allocated_gpu_milli(), 0);
+  for (const Node& n : c.nodes()) EXPECT_EQ(state.node(n.id).free, n.capacity);
 }
 
 }  // namespace
