@@ -142,8 +142,9 @@ Result<Workloads> OpenbWorkloads(const Cluster& cluster, const std::vector<Trace
 }
 
 // fleet: LLM serving replicas of 1, 2, 4 or 8 whole GPUs, 2–16 replicas each, in 20 teams;
-// offline batch inference tasks of one GPU (60%) or half of one, run times exponential with a
-// 60 min mean, clamped to [5 min, 6 h]. CPU and memory per GPU: half the scarcest node's.
+// offline batch inference tasks of one GPU (50%), half (25%) or a quarter of one (25%), run times
+// exponential with a 60 min mean, clamped to [5 min, 6 h]. CPU and memory per GPU: half the
+// scarcest node's.
 Result<Workloads> FleetWorkloads(const Cluster& cluster, const ColocationOptions& o, Rng& rng) {
   std::int64_t cpu_per_gpu = 0, mem_per_gpu = 0;
   int max_gpus = 0;
@@ -180,16 +181,16 @@ Result<Workloads> FleetWorkloads(const Cluster& cluster, const ColocationOptions
     w.online_peak_milli += s.max_replicas * GpuMilliOf(s.shape);
     w.services.push_back(std::move(s));
   }
-  // Mean GPU-time of a task: (0.6 × 1 + 0.4 × 0.5) GPUs × the mean of the clamped run time,
+  // Mean GPU-time of a task: (0.5 × 1 + 0.25 × 0.5 + 0.25 × 0.25) GPUs × the mean clamped run time,
   // E[clamp(X, lo, hi)] = lo + mean × (e^(−lo/mean) − e^(−hi/mean)) for exponential X.
   const double lo = 300, hi = 21600, mean_s = 3600;
   const double clamped_mean = lo + mean_s * (std::exp(-lo / mean_s) - std::exp(-hi / mean_s));
   OfflineStream(
-      cluster, o, 0.8 * clamped_mean, rng,
+      cluster, o, (0.5 + 0.25 * 0.5 + 0.25 * 0.25) * clamped_mean, rng,
       [&] {
-        const bool whole = rng.Real() < 0.6;
+        const double pick = rng.Real();
         const double d = std::clamp(-std::log(1 - rng.Real()) * mean_s, lo, hi);
-        const int milli = whole ? 1000 : 500;
+        const int milli = pick < 0.5 ? 1000 : pick < 0.75 ? 500 : 250;
         return OfflineSpec{
             TaskShape{cpu_per_gpu * milli / 1000, mem_per_gpu * milli / 1000, 1, milli},
             {},

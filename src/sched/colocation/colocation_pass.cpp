@@ -296,8 +296,18 @@ void ColocationCycle::After(Decisions& out) {
   const std::size_t limit =
       snap_.max_attempts_after_block > 0 ? snap_.max_attempts_after_block : kCreditAttempts;
   std::size_t failures = 0;
+  // A task whose share no GPU's spare credit holds is passed over without counting as an
+  // attempt: the queue's head is often whole-GPU tasks credit can never hold.
+  auto max_spare = [&] {
+    std::int64_t m = 0;
+    for (const auto& [key, ledger] : gpus_) m = std::max(m, Credit(ledger) - ledger.oversold);
+    return m;
+  };
+  std::int64_t spare = max_spare();
   for (const JobView* v : Pending(CoClass::kOffline)) {
+    if (spare <= 0) break;
     if (std::ranges::binary_search(bound_now, v->job->id)) continue;
+    if (v->job->TaskCount() != 1 || v->job->ShapeOfTask(0).gpu_milli > spare) continue;
     auto p = PlaceOnCredit(*v->job);
     if (!p) {
       if (++failures >= limit) break;
@@ -310,6 +320,7 @@ void ColocationCycle::After(Decisions& out) {
     Decision d{Decision::Kind::kBind, v->job->id, std::move(*p), {}};
     d.oversold = true;
     out.push_back(std::move(d));
+    spare = max_spare();
   }
 }
 
