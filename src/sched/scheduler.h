@@ -7,7 +7,8 @@
 // placement policy; for a backfilling policy, reserve for the blocked head job and start later
 // jobs only where they cannot delay it. Jobs of several tasks are placed inside one topology
 // domain by the topology gang placer (topology_gang_placer.h) unless the config asks for the
-// "greedy" baseline.
+// "greedy" baseline. With co-location enabled, a co-location step runs around the in-order
+// cycle (sched/colocation/colocation_pass.h).
 #pragma once
 
 #include <memory>
