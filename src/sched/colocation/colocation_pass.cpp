@@ -244,50 +244,55 @@ void ColocationCycle::Before(const TaskPlacer& placer, Rng& rng, Decisions& out)
   }
 }
 
-std::optional<Placement> ColocationCycle::PlaceOnCredit(const Workload& job) const {
-  if (job.TaskCount() != 1) return std::nullopt;
+std::optional<Placement> ColocationCycle::PlaceOnCredit(
+    const Workload& job, const std::vector<SpareCredit>& spares) const {
   const TaskShape& shape = job.ShapeOfTask(0);
   if (shape.gpus <= 0) return std::nullopt;
   // Per node, the GPUs whose spare credit holds the share; best fit: least credit left over.
   std::optional<Placement> best;
   std::int64_t best_left = 0;
-  auto consider = [&](std::uint32_t node_id, std::vector<std::pair<std::int64_t, int>>& spare) {
-    if (static_cast<int>(spare.size()) < shape.gpus) return;
+  std::vector<std::pair<std::int64_t, int>> fit;  // (spare credit, GPU index) on one node
+  auto consider = [&](std::uint32_t node_id) {
+    if (static_cast<int>(fit.size()) < shape.gpus) return;
     const Node& node = working_.cluster().node(NodeId(node_id));
     const NodeState& s = working_.node(node.id);
     if (!s.healthy || !job.allowed_models.Contains(node.gpu_model)) return;
     if (s.free.cpu_milli < shape.cpu_milli || s.free.memory_mib < shape.memory_mib) return;
-    std::ranges::sort(spare);
+    std::ranges::sort(fit);
     std::int64_t left = 0;
     TaskPlacement t{node.id, 0, shape.gpu_milli, shape.cpu_milli, shape.memory_mib};
     for (int i = 0; i < shape.gpus; ++i) {
-      left += spare[i].first - shape.gpu_milli;
-      t.gpu_mask |= static_cast<std::uint16_t>(1u << spare[i].second);
+      left += fit[i].first - shape.gpu_milli;
+      t.gpu_mask |= static_cast<std::uint16_t>(1u << fit[i].second);
     }
     if (!best || left < best_left) {
       best = Placement{t};
       best_left = left;
     }
   };
-  std::uint32_t node = 0;
-  std::vector<std::pair<std::int64_t, int>> spare;  // (spare credit, GPU index)
-  bool any = false;
-  for (const auto& [key, ledger] : gpus_) {
-    if (any && key.first != node) {
-      consider(node, spare);
-      spare.clear();
+  for (std::size_t i = 0; i < spares.size();) {
+    const std::uint32_t node = spares[i].node;
+    fit.clear();
+    for (; i < spares.size() && spares[i].node == node; ++i) {
+      if (spares[i].spare >= shape.gpu_milli) fit.emplace_back(spares[i].spare, spares[i].gpu);
     }
-    node = key.first;
-    any = true;
-    const std::int64_t left = Credit(ledger) - ledger.oversold;
-    if (left >= shape.gpu_milli) spare.emplace_back(left, key.second);
+    consider(node);
   }
-  if (any) consider(node, spare);
   return best;
 }
 
 void ColocationCycle::After(Decisions& out) {
   if (config_.oversell_permille == 0) return;
+  // The GPUs with credit to spare, in (node, GPU) order: a contiguous list that placements
+  // update in place.
+  std::vector<SpareCredit> spares;
+  std::int64_t max_spare = 0;
+  for (const auto& [key, ledger] : gpus_) {
+    const std::int64_t left = Credit(ledger) - ledger.oversold;
+    if (left > 0) spares.push_back({key.first, key.second, left});
+    max_spare = std::max(max_spare, left);
+  }
+  if (spares.empty()) return;
   std::vector<JobId> bound_now;
   for (const Decision& d : out) {
     if (d.kind == Decision::Kind::kBind) bound_now.push_back(d.job);
@@ -296,31 +301,31 @@ void ColocationCycle::After(Decisions& out) {
   const std::size_t limit =
       snap_.max_attempts_after_block > 0 ? snap_.max_attempts_after_block : kCreditAttempts;
   std::size_t failures = 0;
-  // A task whose share no GPU's spare credit holds is passed over without counting as an
-  // attempt: the queue's head is often whole-GPU tasks credit can never hold.
-  auto max_spare = [&] {
-    std::int64_t m = 0;
-    for (const auto& [key, ledger] : gpus_) m = std::max(m, Credit(ledger) - ledger.oversold);
-    return m;
-  };
-  std::int64_t spare = max_spare();
   for (const JobView* v : Pending(CoClass::kOffline)) {
-    if (spare <= 0) break;
+    if (max_spare <= 0) break;
+    // A task whose share no GPU's spare credit holds is passed over without counting as an
+    // attempt: the queue's head is often whole-GPU tasks credit can never hold.
+    if (v->job->TaskCount() != 1 || v->job->ShapeOfTask(0).gpu_milli > max_spare) continue;
     if (std::ranges::binary_search(bound_now, v->job->id)) continue;
-    if (v->job->TaskCount() != 1 || v->job->ShapeOfTask(0).gpu_milli > spare) continue;
-    auto p = PlaceOnCredit(*v->job);
+    auto p = PlaceOnCredit(*v->job, spares);
     if (!p) {
       if (++failures >= limit) break;
       continue;
     }
     if (!working_.Apply(ChargedPlacement(*p, true))) continue;
     for (const TaskPlacement& t : *p) {
-      ForEachGpu(t, [&](int g) { gpus_[{t.node.value, g}].oversold += t.gpu_milli; });
+      ForEachGpu(t, [&](int g) {
+        gpus_[{t.node.value, g}].oversold += t.gpu_milli;
+        for (SpareCredit& c : spares) {
+          if (c.node == t.node.value && c.gpu == g) c.spare -= t.gpu_milli;
+        }
+      });
     }
+    max_spare = 0;
+    for (const SpareCredit& c : spares) max_spare = std::max(max_spare, c.spare);
     Decision d{Decision::Kind::kBind, v->job->id, std::move(*p), {}};
     d.oversold = true;
     out.push_back(std::move(d));
-    spare = max_spare();
   }
 }
 

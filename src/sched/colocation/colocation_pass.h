@@ -53,7 +53,13 @@ class ColocationCycle {
   std::optional<TaskPlacement> PlaceOnlineTask(const TaskPlacer& placer, Rng& rng,
                                                const Workload& job, const TaskShape& shape,
                                                std::vector<const JobView*>& victims);
-  std::optional<Placement> PlaceOnCredit(const Workload& job) const;
+  struct SpareCredit {
+    std::uint32_t node;
+    int gpu;
+    std::int64_t spare;  // credit − oversold
+  };
+  std::optional<Placement> PlaceOnCredit(const Workload& job,
+                                         const std::vector<SpareCredit>& spares) const;
 
   const ColocationConfig& config_;
   const Snapshot& snap_;
