@@ -15,6 +15,6 @@ mkdir -p "$out"
 "$bin" sim --experiment colocation --workload fleet --cluster examples/clusters/llm-10k.yaml \
   --placement fgd --hours 24 --load-trace "$az" --out "$out/fleet" &
 wait
-python3 scripts/colocation_plots.py "$out/openb/summary.json" "$out/colocation-openb.svg" openb > "$out/openb.md"
-python3 scripts/colocation_plots.py "$out/fleet/summary.json" "$out/colocation-fleet.svg" "LLM fleet, 10,000 GPUs" > "$out/fleet.md"
+python3 scripts/colocation_plots.py "$out/colocation-openb.svg" openb "$out/openb/summary.json" > "$out/openb.md"
+python3 scripts/colocation_plots.py "$out/colocation-fleet.svg" "LLM fleet, 10,000 GPUs" "$out/fleet/summary.json" > "$out/fleet.md"
 cat "$out/openb.md" "$out/fleet.md"

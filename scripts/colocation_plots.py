@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Table (stdout, markdown) and SVG figure of a co-location run: GPU allocation ratio and
-inference SLO attainment over the day, one line per setup. Standard library only.
-  scripts/colocation_plots.py OUT/summary.json FIG.svg [TITLE]"""
+inference SLO attainment over the day, one line per setup. Several summaries of the same
+workload (setups run apart) are joined in order. Standard library only.
+  scripts/colocation_plots.py FIG.svg TITLE OUT/summary.json [OUT2/summary.json ...]"""
 import json
 import sys
 
-summary_path, fig = sys.argv[1], sys.argv[2]
-title = sys.argv[3] if len(sys.argv) > 3 else "co-location"
-s = json.load(open(summary_path))
-runs = s["results"]
+fig, title = sys.argv[1], sys.argv[2]
+runs = []
+for path in sys.argv[3:]:
+    runs += json.load(open(path))["results"]
 colors = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1"]
 
 print("| setup | SLO attainment | worst hour | GPU allocation | utilisation | oversold | "
