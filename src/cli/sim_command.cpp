@@ -76,6 +76,7 @@ struct SimFlags {
   double offline_load = 0.8;
   double target_utilisation = 0.7;
   double trough = 0.35;
+  double usage_window_minutes = 10;
   std::string load_trace;
 };
 
@@ -259,6 +260,8 @@ int RunColocation(const SimFlags& flags) {
   options.offline_load = flags.offline_load;
   options.target_utilisation = flags.target_utilisation;
   options.trough = flags.trough;
+  if (!(flags.usage_window_minutes >= 0)) return Fail("--usage-window: must be >= 0");
+  options.usage_window = FromSeconds(flags.usage_window_minutes * 60);
   options.placement = flags.placement;
   options.seed = flags.seed;
   if (!flags.load_trace.empty()) {
@@ -478,6 +481,7 @@ void RegisterSimCommand(CLI::App& app) {
   sim->add_option("--offline-load", flags->offline_load, "colocation: offered offline GPU-time ÷ cluster GPU-time")->capture_default_str();
   sim->add_option("--target-utilisation", flags->target_utilisation, "colocation: per-replica load the autoscaler aims at and the SLO allows")->capture_default_str();
   sim->add_option("--trough", flags->trough, "colocation: the daily load curve's lowest point ÷ its peak")->capture_default_str();
+  sim->add_option("--usage-window", flags->usage_window_minutes, "colocation: minutes over which a replica's highest use is what the scheduler sees (oversell credit)")->capture_default_str();
   sim->add_option("--load-trace", flags->load_trace, "colocation: Azure LLM inference CSV whose per-minute request rate modulates the daily curve");
   sim->callback([flags] { SetExitCode(RunSim(*flags)); });
 }

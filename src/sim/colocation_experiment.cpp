@@ -325,6 +325,8 @@ Result<ColocationRun> RunSetup(const Cluster& cluster, const Workloads& wl,
   };
   std::vector<std::vector<std::size_t>> replicas(wl.services.size());  // pending or running
   std::vector<std::deque<int>> wanted(wl.services.size());  // replica counts of recent steps
+  std::vector<std::deque<double>> usage_history(wl.services.size());  // replica fractions
+  std::vector<double> usage_estimate(wl.services.size(), 1.0);
   const double capacity_milli = static_cast<double>(cluster.total_gpus()) * kMilliPerGpu;
   const double u = o.target_utilisation;
   double demand_sum = 0, served_sum = 0;
@@ -510,7 +512,17 @@ Result<ColocationRun> RunSetup(const Cluster& cluster, const Workloads& wl,
         std::erase(list, i);
       }
     }
-    // 6. One scheduling cycle per pool.
+    // 6. One scheduling cycle per pool. The load a replica reports is the highest of the
+    //    usage window (a conservative estimate, as Borg's reservations are, EuroSys'15 §5.5),
+    //    so that oversold credit does not follow every minute's burst.
+    const std::size_t usage_steps =
+        static_cast<std::size_t>(std::max<Tick>(1, o.usage_window / o.step));
+    for (std::size_t s = 0; s < wl.services.size(); ++s) {
+      auto& h = usage_history[s];
+      h.push_back(replica_fraction(s));
+      while (h.size() > usage_steps) h.pop_front();
+      usage_estimate[s] = *std::ranges::max_element(h);
+    }
     for (auto& pool : pools) {
       if (pool.pending.empty() && pool.running.empty()) continue;
       Snapshot snap;
@@ -529,7 +541,7 @@ Result<ColocationRun> RunSetup(const Cluster& cluster, const Workloads& wl,
         v.oversold = j.oversold;
         if (j.online) {
           v.used_gpu_milli = static_cast<std::int32_t>(
-              std::lround(replica_fraction(j.service) * j.placement[0].gpu_milli));
+              std::lround(usage_estimate[j.service] * j.placement[0].gpu_milli));
         }
         snap.jobs.push_back(std::move(v));
       }

@@ -44,6 +44,9 @@ struct ColocationOptions {
   // The autoscaler scales down only to the most replicas wanted over this window (Kubernetes'
   // HPA default --horizontal-pod-autoscaler-downscale-stabilization: 5 min).
   Tick scale_down_window = 5 * kMinute;
+  // Replicas report the highest use of this window to the scheduler (the oversell credit's
+  // `used`); one step = the use of the step.
+  Tick usage_window = 10 * kMinute;
   double online_share = 0.5;        // the fleet's GPUs at peak (all replicas) ÷ cluster GPUs
   double offline_load = 0.8;        // offered offline GPU-time ÷ cluster GPU-time
   double target_utilisation = 0.7;  // per replica: the autoscaler's target, the SLO's limit
