@@ -25,6 +25,7 @@ nlohmann::json ColocationHeadJson(const ColocationResult& r, const ColocationOpt
             {"offline_load", o.offline_load},
             {"target_utilisation", o.target_utilisation},
             {"trough", o.trough},
+            {"usage_window_seconds", ToSeconds(o.usage_window)},
             {"peak_hour", o.peak_hour},
             {"burst_minutes", o.burst.size()},
             {"placement", o.placement},
