@@ -15,10 +15,6 @@ namespace {
 // snapshot sets no limit of its own.
 constexpr std::size_t kCreditAttempts = 256;
 
-bool Contains(const std::vector<JobId>& ids, JobId id) {
-  return std::ranges::find(ids, id) != ids.end();
-}
-
 template <typename F>
 void ForEachGpu(const TaskPlacement& t, F f) {
   for (int g = 0; g < kMaxGpusPerNode; ++g) {
@@ -79,7 +75,7 @@ void ColocationCycle::Evict(const JobView* v, const std::string& reason, Decisio
       ForEachGpu(t, [&](int g) { gpus_[{t.node.value, g}].oversold -= t.gpu_milli; });
     }
   }
-  evicted_.push_back(v->job->id);
+  evicted_.insert(v->job->id);
   out.push_back({Decision::Kind::kPreempt, v->job->id, {}, reason});
 }
 
@@ -89,7 +85,7 @@ void ColocationCycle::ReclaimCredit(Decisions& out) {
     if (ledger.oversold <= credit) continue;
     std::vector<const JobView*> on_gpu;
     for (const JobView* v : offline_on_node_[key.first]) {
-      if (!v->oversold || Contains(evicted_, v->job->id)) continue;
+      if (!v->oversold || evicted_.contains(v->job->id)) continue;
       for (const TaskPlacement& t : v->placement) {
         if (t.node.value == key.first && (t.gpu_mask & (1u << key.second))) {
           on_gpu.push_back(v);
@@ -153,7 +149,7 @@ std::optional<TaskPlacement> ColocationCycle::PlaceOnlineTask(
     std::vector<const JobView*> live;
     std::vector<EvictionCandidate> candidates;
     for (const JobView* v : list) {
-      if (Contains(evicted_, v->job->id)) continue;
+      if (evicted_.contains(v->job->id)) continue;
       live.push_back(v);
       candidates.push_back({v->job->id, Cost(*v)});
     }
@@ -187,7 +183,7 @@ std::optional<TaskPlacement> ColocationCycle::PlaceOnlineTask(
   if (best_cost < 0) return std::nullopt;
   for (const JobView* v : best_victims) {
     working_.Release(ChargedPlacement(v->placement, v->oversold));
-    evicted_.push_back(v->job->id);
+    evicted_.insert(v->job->id);
     victims.push_back(v);
   }
   const std::vector<NodeId> only = {NodeId(best_node)};
@@ -200,7 +196,6 @@ void ColocationCycle::Before(const TaskPlacer& placer, Rng& rng, Decisions& out)
     const Workload& job = *v->job;
     Placement placed;
     std::vector<const JobView*> victims;
-    const std::size_t evicted_before = evicted_.size();
     bool ok = true;
     for (int rank = 0; rank < job.TaskCount() && ok; ++rank) {
       auto t = PlaceOnlineTask(placer, rng, job, job.ShapeOfTask(rank), victims);
@@ -217,7 +212,7 @@ void ColocationCycle::Before(const TaskPlacer& placer, Rng& rng, Decisions& out)
       for (const JobView* victim : victims) {
         (void)working_.Apply(ChargedPlacement(victim->placement, victim->oversold));
       }
-      evicted_.resize(evicted_before);
+      for (const JobView* victim : victims) evicted_.erase(victim->job->id);
       continue;
     }
     for (const JobView* victim : victims) {

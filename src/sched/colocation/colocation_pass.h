@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,7 +68,7 @@ class ColocationCycle {
   std::map<GpuKey, GpuLedger> gpus_;
   // Running offline tasks by node (node id order, then job id), and which are gone.
   std::map<std::uint32_t, std::vector<const JobView*>> offline_on_node_;
-  std::vector<JobId> evicted_;
+  std::set<JobId> evicted_;  // this cycle's victims
 };
 
 }  // namespace tessera
