@@ -93,9 +93,11 @@ Result<ColocationConfig> FromYaml(const YAML::Node& root, std::string_view sourc
     }
   }
   if (auto ok = ValidateColocationConfig(config); !ok) {
-    return Fail(source, c,
-                "colocation." + ok.error().message.substr(0, ok.error().message.find(':')),
-                ok.error().message.substr(ok.error().message.find(':') + 2));
+    // The message is "KEY: reason"; point at that key's line when the file has it.
+    const std::string& m = ok.error().message;
+    const std::string key = m.substr(0, m.find(':'));
+    const YAML::Node at = c[key] ? c[key] : c;
+    return Fail(source, at, "colocation." + key, m.substr(m.find(':') + 2));
   }
   return config;
 }

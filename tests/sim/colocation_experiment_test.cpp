@@ -75,8 +75,8 @@ TEST(ColocationConfigFileTest, ErrorsNameFileLineKeyAndReason) {
   expect_error("colocation:\n  overbook: 0.5\n", "co.yaml:2: colocation.overbook: unknown key");
   expect_error("colocation:\n  offline: [BatchJobs]\n",
                "colocation.offline: 'BatchJobs' is not a kind");
-  expect_error("colocation:\n  offline: [InferenceService]\n",
-               "colocation.offline: InferenceService is also online");
+  expect_error("colocation:\n  online: [InferenceService]\n  offline: [InferenceService]\n",
+               "co.yaml:3: colocation.offline: InferenceService is also online");
   expect_error("colocation:\n  evictionCostSeconds: -3\n",
                "colocation.evictionCostSeconds: must be");
   expect_error("oversell: 0.5\n", "colocation: missing");
