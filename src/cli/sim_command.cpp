@@ -2,6 +2,8 @@
 //   --experiment allocation  the FGD paper's allocation experiment (placement policies)
 //   --experiment replay      a job trace on a queue (queue policies), JCT and queueing
 //   --experiment failures    large training gangs under failures (recovery policies), ETTR
+//   --experiment colocation  an inference fleet with a daily cycle and offline batch work,
+//                            with and without co-location (docs/colocation.md)
 // Prints progress to stderr and a table to stdout; writes OUT/summary.json and OUT/report.html.
 #include <fmt/core.h>
 
@@ -17,6 +19,9 @@
 #include "sched/recovery/recovery_policy.h"
 #include "sim/allocation_experiment.h"
 #include "sim/cluster_spec.h"
+#include "sim/colocation_config_file.h"
+#include "sim/colocation_experiment.h"
+#include "sim/colocation_summary.h"
 #include "sim/failures/failure_file.h"
 #include "sim/failures/failures_experiment.h"
 #include "sim/failures/failures_summary.h"
@@ -64,6 +69,18 @@ struct SimFlags {
   int drain_after = 2;
   double drain_window_days = 7;
   std::vector<double> checkpoint_sweep;  // multiples of Young/Daly; empty = the default sweep
+  // --experiment colocation (defaults in ColocationOptions, docs/colocation.md).
+  std::string workload = "openb";
+  std::string colocation;  // YAML config; empty = the defaults
+  std::vector<double> oversell;
+  std::string setups = "dedicated,shared,colocate";
+  double hours = 24;
+  double online_share = 0.5;
+  double offline_load = 0.8;
+  double target_utilisation = 0.7;
+  double trough = 0.35;
+  double usage_window_minutes = 10;
+  std::string load_trace;
 };
 
 std::vector<std::string> SplitCommas(const std::string& s) {
@@ -228,6 +245,109 @@ int RunFailures(const SimFlags& flags) {
   return 0;
 }
 
+// --experiment colocation: services and offline tasks drawn from an openb pod list (LS, BE) or
+// a synthetic LLM fleet; the setups compared on the same draw.
+int RunColocation(const SimFlags& flags) {
+  if (flags.cluster.empty()) return Fail("--cluster: is required");
+  if (flags.workload == "openb" && flags.trace.empty()) {
+    return Fail("--trace: is required for --workload openb (an openb pod list)");
+  }
+  if (!(flags.hours > 0)) return Fail("--hours: must be positive");
+  auto cluster = LoadCluster(flags.cluster);
+  if (!cluster) return Fail("--cluster: " + cluster.error().message);
+  Trace trace;
+  if (flags.workload == "openb") {
+    auto t = ReadTrace(flags.trace, TraceReadOptions{flags.trace_format, flags.skip_bad_rows});
+    if (!t) return Fail(t.error().message);
+    if (t->format != "openb-pods") {
+      return Fail("--trace: " + flags.trace + " is " + t->format +
+                  ", not an openb pod list (the workload needs its qos column)");
+    }
+    trace = std::move(*t);
+  }
+  ColocationConfig base;
+  base.enabled = true;
+  if (!flags.colocation.empty()) {
+    auto c = LoadColocationConfig(flags.colocation);
+    if (!c) return Fail("--colocation: " + c.error().message);
+    base = *c;
+  }
+  std::vector<double> oversell = flags.oversell;
+  if (oversell.empty()) {
+    oversell = flags.colocation.empty() ? std::vector<double>{0, 0.5, 1}
+                                        : std::vector<double>{base.oversell_permille / 1000.0};
+  }
+  ColocationOptions options;
+  options.workload = flags.workload;
+  options.horizon = FromSeconds(flags.hours * 3600);
+  options.online_share = flags.online_share;
+  options.offline_load = flags.offline_load;
+  options.target_utilisation = flags.target_utilisation;
+  options.trough = flags.trough;
+  if (!(flags.usage_window_minutes >= 0)) return Fail("--usage-window: must be >= 0");
+  options.usage_window = FromSeconds(flags.usage_window_minutes * 60);
+  options.placement = flags.placement;
+  options.seed = flags.seed;
+  if (!flags.load_trace.empty()) {
+    auto burst = ReadMinuteLoadFactors(flags.load_trace);
+    if (!burst) return Fail("--load-trace: " + burst.error().message);
+    options.burst = std::move(*burst);
+  }
+  for (const auto& name : SplitCommas(flags.setups)) {
+    ColocationSetup s;
+    s.colocation = base;
+    if (name == "dedicated" || name == "shared") {
+      s.name = name;
+      s.mode = name == "dedicated" ? ColocationSetup::Mode::kDedicated : ColocationSetup::Mode::kShared;
+      options.setups.push_back(s);
+    } else if (name == "colocate") {
+      for (double f : oversell) {
+        if (!(f >= 0 && f <= 1)) return Fail("--oversell: each value must be between 0 and 1");
+        s.colocation.oversell_permille = static_cast<std::int32_t>(std::lround(f * 1000));
+        s.name = fmt::format("colocate-oversell-{:g}", f);
+        options.setups.push_back(s);
+      }
+    } else {
+      return Fail("--setups: '" + name + "' is unknown (dedicated, shared, colocate)");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(flags.out, ec);
+  if (ec) return Fail("--out: cannot create " + flags.out + ": " + ec.message());
+  std::cerr << fmt::format("cluster: {} nodes, {} GPUs (simulated); workload: {}; {} setups, {} h\n",
+                           cluster->node_count(), cluster->total_gpus(), flags.workload,
+                           options.setups.size(), flags.hours);
+  auto result = RunColocationExperiment(*cluster, trace.jobs, options);
+  if (!result) return Fail(result.error().message);
+  SummaryHeader head{"colocation", flags.trace, trace.jobs.size(), trace.format, trace.skipped_rows,
+                     flags.cluster};
+  nlohmann::json summary = SummaryHead(head, *cluster);
+  if (flags.trace.empty()) summary.erase("trace");
+  summary.update(ColocationHeadJson(*result, options));
+  std::cerr << fmt::format("{} services ({:.0f} GPUs at peak), {} offline tasks\n", result->services,
+                           result->online_peak_gpus, result->offline_tasks);
+  std::cout << fmt::format("{:<22} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>9}\n", "setup", "SLO",
+                           "SLO worst h", "GPU alloc", "GPU util", "oversold", "offline GPUh",
+                           "evictions");
+  for (const auto& r : result->runs) {
+    std::cout << fmt::format("{:<22} {:>7.2f}% {:>9.2f}% {:>9.1f}% {:>9.1f}% {:>9.1f}% {:>11.0f} {:>9}\n",
+                             r.name, 100 * r.slo_attainment, 100 * r.slo_attainment_worst_hour,
+                             100 * r.allocation_ratio, 100 * r.utilisation, 100 * r.oversold_ratio,
+                             r.offline_gpu_hours_done, r.evictions);
+    summary["results"].push_back(ColocationRunJson(r));
+  }
+  const auto dir = std::filesystem::path(flags.out);
+  if (!WriteFile(dir / "summary.json", summary.dump(2) + "\n")) {
+    return Fail("--out: cannot write " + (dir / "summary.json").string());
+  }
+  if (!WriteFile(dir / "report.html", RenderHtmlReport(summary))) {
+    return Fail("--out: cannot write " + (dir / "report.html").string());
+  }
+  std::cerr << fmt::format("wrote {} and {}\n", (dir / "summary.json").string(),
+                           (dir / "report.html").string());
+  return 0;
+}
+
 int RunSim(const SimFlags& flags) {
   if (flags.list_policies) {
     ListPolicies();
@@ -237,11 +357,12 @@ int RunSim(const SimFlags& flags) {
     return Fail("--queues, --queue-map: only with --experiment replay");
   }
   if (flags.experiment == "failures") return RunFailures(flags);
+  if (flags.experiment == "colocation") return RunColocation(flags);
   if (flags.trace.empty()) return Fail("--trace: is required");
   if (flags.cluster.empty()) return Fail("--cluster: is required");
   if (flags.experiment != "allocation" && flags.experiment != "replay") {
     return Fail("--experiment: '" + flags.experiment +
-                "' is unknown (allocation, replay, failures)");
+                "' is unknown (allocation, replay, failures, colocation)");
   }
   if (!flags.failures.empty()) {
     return Fail(
@@ -370,7 +491,7 @@ int RunSim(const SimFlags& flags) {
 void RegisterSimCommand(CLI::App& app) {
   auto flags = std::make_shared<SimFlags>();
   auto* sim = app.add_subcommand("sim", "Replay a trace through the scheduler on a simulated cluster");
-  sim->add_option("--experiment", flags->experiment, "allocation | replay | failures")->capture_default_str();
+  sim->add_option("--experiment", flags->experiment, "allocation | replay | failures | colocation")->capture_default_str();
   sim->add_option("--trace", flags->trace, "trace file (format recognised from its header)");
   sim->add_option("--trace-format", flags->trace_format, "force the trace format: openb-pods, itp, muri, philly, csv");
   sim->add_flag("--skip-bad-rows", flags->skip_bad_rows, "skip and count malformed rows instead of stopping");
@@ -408,6 +529,18 @@ void RegisterSimCommand(CLI::App& app) {
   sim->add_option("--drain-after", flags->drain_after, "failures: drain a node after this many failures within --drain-window-days (+drain)")->capture_default_str();
   sim->add_option("--drain-window-days", flags->drain_window_days, "failures: window of the drain rule")->capture_default_str();
   sim->add_option("--checkpoint-sweep", flags->checkpoint_sweep, "failures: checkpoint intervals to try, as multiples of the Young/Daly interval (default 0.25,0.5,0.71,1,1.41,2,4)")->delimiter(',');
+  // --experiment colocation (docs/colocation.md).
+  sim->add_option("--workload", flags->workload, "colocation: openb (LS pods online, BE offline; needs --trace) or fleet (LLM serving and batch inference)")->capture_default_str();
+  sim->add_option("--colocation", flags->colocation, "colocation: YAML config (oversell, online, offline, evictionCostSeconds)");
+  sim->add_option("--oversell", flags->oversell, "colocation: oversell factors to compare, 0..1 (default 0,0.5,1, or the config's)")->delimiter(',');
+  sim->add_option("--setups", flags->setups, "colocation: dedicated, shared, colocate (one per --oversell)")->capture_default_str();
+  sim->add_option("--hours", flags->hours, "colocation: simulated hours")->capture_default_str();
+  sim->add_option("--online-share", flags->online_share, "colocation: the fleet's GPUs at peak ÷ cluster GPUs")->capture_default_str();
+  sim->add_option("--offline-load", flags->offline_load, "colocation: offered offline GPU-time ÷ cluster GPU-time")->capture_default_str();
+  sim->add_option("--target-utilisation", flags->target_utilisation, "colocation: per-replica load the autoscaler aims at and the SLO allows")->capture_default_str();
+  sim->add_option("--trough", flags->trough, "colocation: the daily load curve's lowest point ÷ its peak")->capture_default_str();
+  sim->add_option("--usage-window", flags->usage_window_minutes, "colocation: minutes over which a replica's highest use is what the scheduler sees (oversell credit)")->capture_default_str();
+  sim->add_option("--load-trace", flags->load_trace, "colocation: Azure LLM inference CSV whose per-minute request rate modulates the daily curve");
   sim->callback([flags] { SetExitCode(RunSim(*flags)); });
 }
 

@@ -20,6 +20,7 @@ struct Decision {
   JobId job;
   Placement placement;  // kBind: where each task goes, in rank order; kResize: the new one
   std::string reason;   // kPreempt and kUnschedulable: why
+  bool oversold = false;  // kBind: placed on online replicas' credit (sched/colocation/oversell.h)
 };
 
 using Decisions = std::vector<Decision>;

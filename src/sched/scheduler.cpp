@@ -7,6 +7,7 @@
 
 #include "core/rng.h"
 #include "sched/backfill/backfill_gate.h"
+#include "sched/colocation/colocation_pass.h"
 #include "sched/elastic/elastic_cycle.h"
 #include "sched/placement/gpu_model_speed.h"
 #include "sched/placement/topology_gang_placer.h"
@@ -70,6 +71,23 @@ Result<Scheduler> Scheduler::Create(const SchedulerConfig& config) {
   s.backfill_reservation_ =
       config.gang_placement == "greedy" ? BackfillReservation::kGpuCount : *reservation;
   s.fastest_model_first_ = config.gpu_model_choice == "fastest";
+  if (config.colocation.enabled) {
+    if (auto ok = ValidateColocationConfig(config.colocation); !ok) {
+      return InvalidArgument("colocation." + ok.error().message);
+    }
+    if ((*queue)->preemptive()) {
+      return InvalidArgument(
+          "colocation: needs a queue policy that does not preempt (fifo, "
+          "backfill), not '" +
+          config.queue_policy + "'");
+    }
+    if (IsFairSharePolicy(config.queue_policy)) {
+      return InvalidArgument("colocation: queue policy '" + config.queue_policy +
+                             "' schedules by its queue tree alone; use fifo or backfill (drf's own "
+                             "victim choice never evicts online work for offline work)");
+    }
+    s.colocation_ = std::make_shared<const ColocationConfig>(config.colocation);
+  }
   s.queue_ = std::move(*queue);
   s.placement_ = std::move(*placement);
   if (config.memoize_scores) s.cache_ = std::make_shared<ScoreCache>();
@@ -149,14 +167,23 @@ Decisions Scheduler::Schedule(const Snapshot& snap, ClusterState& working) const
   JobOrder order(*queue_, snap);
   if (queue_->preemptive()) {
     ScheduleWithPreemption(snap, order, working, rng, g, out);
-  } else {
-    ScheduleInOrder(snap, order, working, rng, g, out);
+    return out;
   }
+  // Co-location: online jobs placed first (evicting offline tasks), offline ones on oversold
+  // credit last; see sched/colocation/colocation_pass.h.
+  std::optional<ColocationCycle> colocation;
+  if (colocation_) {
+    colocation.emplace(*colocation_, snap, working);
+    colocation->Before(TaskPlacer(*placement_, cache_.get(), g), rng, out);
+  }
+  ScheduleInOrder(snap, order, working, rng, g, out, colocation ? &*colocation : nullptr);
+  if (colocation) colocation->After(out);
   return out;
 }
 
 void Scheduler::ScheduleInOrder(const Snapshot& snap, JobOrder& order, ClusterState& working,
-                                Rng& rng, const TopologyGangPlacer* gangs, Decisions& out) const {
+                                Rng& rng, const TopologyGangPlacer* gangs, Decisions& out,
+                                const ColocationCycle* colocation) const {
   TaskPlacer placer(*placement_, cache_.get(), gangs);
   placer.set_fastest_model_first(fastest_model_first_);
   // Once the head job is blocked it holds a reservation (backfill/backfill_gate.h); a later job
@@ -177,6 +204,7 @@ void Scheduler::ScheduleInOrder(const Snapshot& snap, JobOrder& order, ClusterSt
   std::set<JobId> preempted;  // this cycle, by priority preemption
   while (const JobView* v = order.Next()) {
     if (v->phase != JobPhase::kPending) continue;
+    if (colocation != nullptr && colocation->Owns(*v)) continue;
     const Workload& job = *v->job;
     if (blocked) {
       if (!queue_->backfill() || working.free_gpu_milli() == 0) break;

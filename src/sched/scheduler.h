@@ -7,7 +7,8 @@
 // placement policy; for a backfilling policy, reserve for the blocked head job and start later
 // jobs only where they cannot delay it. Jobs of several tasks are placed inside one topology
 // domain by the topology gang placer (topology_gang_placer.h) unless the config asks for the
-// "greedy" baseline.
+// "greedy" baseline. With co-location enabled, a co-location step runs around the in-order
+// cycle (sched/colocation/colocation_pass.h).
 #pragma once
 
 #include <memory>
@@ -16,6 +17,7 @@
 
 #include "core/cluster_state.h"
 #include "sched/backfill/backfill_gate.h"
+#include "sched/colocation/colocation_config.h"
 #include "sched/decision.h"
 #include "sched/placement/placement_policy.h"
 #include "sched/placement/task_placer.h"
@@ -61,7 +63,12 @@ struct SchedulerConfig {
   // The queue tree (hierarchical quotas): required by drf and drf-naive, which schedule with
   // ScheduleFairShare (sched/quota/fair_share_cycle.h) instead of the cycles below.
   std::shared_ptr<const QueueTree> queues;
+  // Online/offline co-location (sched/colocation/, docs/colocation.md); off unless enabled.
+  // Needs a queue policy that does not preempt (fifo, backfill).
+  ColocationConfig colocation;
 };
+
+class ColocationCycle;
 
 class Scheduler {
  public:
@@ -84,7 +91,8 @@ class Scheduler {
   Scheduler() = default;
   class JobOrder;
   void ScheduleInOrder(const Snapshot& snap, JobOrder& order, ClusterState& working, Rng& rng,
-                       const TopologyGangPlacer* gangs, Decisions& out) const;
+                       const TopologyGangPlacer* gangs, Decisions& out,
+                       const ColocationCycle* colocation) const;
   // Priority preemption for blocked head `job`: preempts victims and binds the job; returns
   // true when it was bound.
   bool PreemptForPriority(const Snapshot& snap, const Workload& job, ClusterState& working,
@@ -101,7 +109,8 @@ class Scheduler {
   // Fair share (drf, drf-naive): the tree and how victims are chosen; null otherwise.
   std::shared_ptr<const QueueTree> queues_;
   VictimOrder victims_ = VictimOrder::kCheckpointAware;
-  std::shared_ptr<ScoreCache> cache_;  // memo only; does not change any decision
+  std::shared_ptr<const ColocationConfig> colocation_;  // null = no co-location step
+  std::shared_ptr<ScoreCache> cache_;                   // memo only; does not change any decision
   bool priority_preemption_ = false;
   // The topology tree of the cluster last scheduled (built once, rebuilt if the cluster
   // changes); null for "greedy" gang placement.

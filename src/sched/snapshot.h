@@ -22,6 +22,12 @@ struct JobView {
   double attained_gpu_seconds = 0;  // GPU-time received so far, over all runs (LAS)
   Tick remaining = 0;             // estimated run time left at full size; 0 = unknown
   Tick last_checkpoint = 0;       // time of the last checkpoint (or of the start)
+  // Co-location (sched/colocation/): for a running online replica, the GPU milli it uses now
+  // on each of its GPUs (load model or monitoring), -1 = as much as it requested; for a running
+  // offline task, whether it sits on online replicas' oversold credit (its GPU share is then
+  // not in ClusterState, see ChargedPlacement).
+  std::int32_t used_gpu_milli = -1;
+  bool oversold = false;
 };
 
 struct Snapshot {

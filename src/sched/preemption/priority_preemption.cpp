@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "sched/preemption/victim_search.h"
+
 namespace tessera {
 namespace {
 
@@ -41,16 +43,17 @@ PriorityVictims ChoosePriorityVictims(const Snapshot& snap, const Workload& job,
   // lost since its last checkpoint, in expectation), then the higher id.
   std::vector<const JobView*> candidates;
   for (const auto& v : snap.jobs) {
-    if (v.phase != JobPhase::kRunning || !v.job->preemptible) continue;
-    if (v.job->priority >= job.priority || taken.contains(v.job->id)) continue;
+    if (v.phase != JobPhase::kRunning || !MayEvict(*v.job, job)) continue;       // never online
+    if (v.job->priority >= job.priority || taken.contains(v.job->id)) continue;  // for offline
     candidates.push_back(&v);
   }
-  std::sort(candidates.begin(), candidates.end(), [](const JobView* a, const JobView* b) {
-    return std::make_tuple(a->job->priority, -a->started,
-                           -static_cast<std::int64_t>(a->job->id.value)) <
-           std::make_tuple(b->job->priority, -b->started,
-                           -static_cast<std::int64_t>(b->job->id.value));
-  });
+  // Among equal priorities offline batch work goes first: it is the cheapest to evict.
+  auto key = [](const JobView* v) {
+    return std::make_tuple(v->job->priority, v->job->kind != WorkloadKind::kBatch, -v->started,
+                           -static_cast<std::int64_t>(v->job->id.value));
+  };
+  std::sort(candidates.begin(), candidates.end(),
+            [&](const JobView* a, const JobView* b) { return key(a) < key(b); });
   std::vector<const JobView*> victims;
   bool fits = false;
   for (const JobView* v : candidates) {

@@ -1,0 +1,204 @@
+// The co-location experiment: its load curve and load-trace reader with their arithmetic, the
+// YAML config's errors, and on a small cluster that co-location keeps the SLO of a cluster that
+// never evicts while allocating more than dedicated pools, never preempts an online replica,
+// oversells only when asked, and is deterministic.
+#include "sim/colocation_experiment.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sim/colocation_config_file.h"
+
+namespace tessera {
+namespace {
+
+std::string TempFile(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / ("tessera-colocation-" + name);
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+TEST(DiurnalLoadTest, PeakTroughAndMidway) {
+  EXPECT_DOUBLE_EQ(DiurnalLoad(14, 0.35, 14), 1.0);
+  EXPECT_NEAR(DiurnalLoad(2, 0.35, 14), 0.35, 1e-12);             // 12 h from the peak
+  EXPECT_NEAR(DiurnalLoad(8, 0.35, 14), 0.35 + 0.65 / 2, 1e-12);  // 6 h: halfway
+  EXPECT_NEAR(DiurnalLoad(38, 0.35, 14), 1.0, 1e-12);             // a day later
+}
+
+TEST(MinuteLoadTest, RequestsPerMinuteOverTheirMean) {
+  // 1, 2 and 3 requests in three minutes: mean 2, factors 0.5, 1, 1.5.
+  const auto path = TempFile("azure.csv",
+                             "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                             "2023-11-16 18:15:46.68,374,44\n"
+                             "2023-11-16 18:16:01.00,10,1\n"
+                             "2023-11-16 18:16:59.00,10,1\n"
+                             "2023-11-16 18:17:00.00,10,1\n"
+                             "2023-11-16 18:17:10.00,10,1\n"
+                             "2023-11-16 18:17:20.00,10,1\n");
+  auto f = ReadMinuteLoadFactors(path);
+  ASSERT_TRUE(f) << f.error().message;
+  ASSERT_EQ(f->size(), 3u);
+  EXPECT_DOUBLE_EQ((*f)[0], 0.5);
+  EXPECT_DOUBLE_EQ((*f)[1], 1.0);
+  EXPECT_DOUBLE_EQ((*f)[2], 1.5);
+  const auto bad = TempFile("bad.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\nyesterday,1,1\n");
+  auto e = ReadMinuteLoadFactors(bad);
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().message.find("bad.csv:2: column 'TIMESTAMP'"), std::string::npos)
+      << e.error().message;
+}
+
+TEST(ColocationConfigFileTest, ReadsEveryKey) {
+  auto c = ParseColocationConfigYaml(
+      "colocation:\n  oversell: 0.25\n  online: [InferenceService, DevSession]\n"
+      "  offline: [BatchJob]\n  evictionCostSeconds: 12.5\n",
+      "co.yaml");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_TRUE(c->enabled);
+  EXPECT_EQ(c->oversell_permille, 250);
+  EXPECT_EQ(c->online,
+            (std::vector<WorkloadKind>{WorkloadKind::kInference, WorkloadKind::kDevSession}));
+  EXPECT_EQ(c->eviction_cost, 12'500);
+}
+
+TEST(ColocationConfigFileTest, ErrorsNameFileLineKeyAndReason) {
+  auto expect_error = [](const std::string& yaml, const std::string& want) {
+    auto c = ParseColocationConfigYaml(yaml, "co.yaml");
+    ASSERT_FALSE(c) << yaml;
+    EXPECT_NE(c.error().message.find(want), std::string::npos) << c.error().message;
+  };
+  expect_error("colocation:\n  oversell: 1.5\n",
+               "co.yaml:2: colocation.oversell: must be a number between 0 and 1");
+  expect_error("colocation:\n  oversell: lots\n", "colocation.oversell: must be a number");
+  expect_error("colocation:\n  overbook: 0.5\n", "co.yaml:2: colocation.overbook: unknown key");
+  expect_error("colocation:\n  offline: [BatchJobs]\n",
+               "colocation.offline: 'BatchJobs' is not a kind");
+  expect_error("colocation:\n  online: [InferenceService]\n  offline: [InferenceService]\n",
+               "co.yaml:3: colocation.offline: InferenceService is also online");
+  expect_error("colocation:\n  evictionCostSeconds: -3\n",
+               "colocation.evictionCostSeconds: must be");
+  expect_error("oversell: 0.5\n", "colocation: missing");
+  expect_error("colocation: [1, 2]\n", "colocation: expected a mapping");
+}
+
+Cluster SmallCluster() {
+  Cluster c;
+  for (int i = 0; i < 8; ++i)
+    EXPECT_TRUE(c.AddNode("n" + std::to_string(i), "H100", 4, 64000, 1 << 19));
+  return c;  // 32 GPUs
+}
+
+ColocationOptions SmallOptions() {
+  ColocationOptions o;
+  o.workload = "fleet";
+  o.horizon = 12 * 60 * kMinute;
+  o.online_share = 0.5;
+  o.offline_load = 1.0;
+  ColocationSetup s;
+  s.name = "dedicated";
+  s.mode = ColocationSetup::Mode::kDedicated;
+  o.setups.push_back(s);
+  s.name = "shared";
+  s.mode = ColocationSetup::Mode::kShared;
+  o.setups.push_back(s);
+  s.name = "colocate-0";
+  s.mode = ColocationSetup::Mode::kColocate;
+  o.setups.push_back(s);
+  s.name = "colocate-1";
+  s.colocation.oversell_permille = 1000;
+  o.setups.push_back(s);
+  return o;
+}
+
+TEST(ColocationExperimentTest, ColocationAllocatesMoreAndKeepsTheSlo) {
+  const Cluster c = SmallCluster();
+  auto r = RunColocationExperiment(c, {}, SmallOptions());
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->runs.size(), 4u);
+  const auto& dedicated = r->runs[0];
+  const auto& shared = r->runs[1];
+  const auto& colocate = r->runs[2];
+  const auto& oversell = r->runs[3];
+  EXPECT_GT(r->offline_tasks, 100);
+  // Dedicated pools never evict and leave the online pool's trough idle.
+  EXPECT_EQ(dedicated.evictions, 0);
+  EXPECT_EQ(shared.evictions, 0);
+  EXPECT_GT(colocate.allocation_ratio, dedicated.allocation_ratio);
+  // Evicting offline work gets replicas started that a cluster without eviction keeps waiting.
+  EXPECT_GT(colocate.evictions_for_online, 0);
+  EXPECT_GE(colocate.slo_attainment, shared.slo_attainment);
+  EXPECT_GT(colocate.slo_attainment, 0.9);
+  // Oversell places offline shares on the replicas' unused GPU; without it, none.
+  EXPECT_EQ(colocate.oversold_ratio, 0);
+  EXPECT_EQ(colocate.evictions_for_credit, 0);
+  EXPECT_GT(oversell.oversold_ratio, 0);
+  EXPECT_GE(oversell.allocation_ratio, colocate.allocation_ratio);
+  for (const auto& run : r->runs) {
+    EXPECT_LE(run.allocation_ratio, 1.0 + run.oversold_ratio + 1e-9) << run.name;
+    EXPECT_GE(run.slo_attainment, 0.0);
+    EXPECT_LE(run.slo_attainment, 1.0);
+    EXPECT_LE(run.offline_tasks_done, run.offline_tasks_submitted);
+  }
+}
+
+TEST(ColocationExperimentTest, SameSeedSameResult) {
+  const Cluster c = SmallCluster();
+  ColocationOptions o = SmallOptions();
+  o.horizon = 3 * 60 * kMinute;
+  auto a = RunColocationExperiment(c, {}, o);
+  auto b = RunColocationExperiment(c, {}, o);
+  ASSERT_TRUE(a && b);
+  for (std::size_t i = 0; i < a->runs.size(); ++i) {
+    EXPECT_EQ(a->runs[i].slo_attainment, b->runs[i].slo_attainment);
+    EXPECT_EQ(a->runs[i].allocation_ratio, b->runs[i].allocation_ratio);
+    EXPECT_EQ(a->runs[i].evictions, b->runs[i].evictions);
+    EXPECT_EQ(a->runs[i].offline_tasks_done, b->runs[i].offline_tasks_done);
+  }
+}
+
+TEST(ColocationExperimentTest, RefusesBadOptions) {
+  const Cluster c = SmallCluster();
+  ColocationOptions o = SmallOptions();
+  o.workload = "openb";
+  auto r = RunColocationExperiment(c, {}, o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("no LS pod"), std::string::npos);
+  o = SmallOptions();
+  o.online_share = 0;
+  EXPECT_FALSE(RunColocationExperiment(c, {}, o));
+  o = SmallOptions();
+  o.setups[3].colocation.oversell_permille = 2000;
+  r = RunColocationExperiment(c, {}, o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("colocate-1: oversell:"), std::string::npos);
+}
+
+TEST(ColocationExperimentTest, OpenbLsOnlineBeOffline) {
+  const Cluster c = SmallCluster();
+  std::vector<TraceJob> pods;
+  for (int i = 0; i < 20; ++i) {
+    TraceJob p;
+    p.id = "pod-" + std::to_string(i);
+    p.cpu_milli = 4000;
+    p.memory_mib = 8192;
+    p.gpus = 1;
+    p.gpu_milli = i % 2 == 0 ? 1000 : 300;
+    p.qos = i < 10 ? "LS" : "BE";
+    p.duration = (5 + i) * kMinute;
+    pods.push_back(p);
+  }
+  ColocationOptions o = SmallOptions();
+  o.workload = "openb";
+  o.horizon = 4 * 60 * kMinute;
+  auto r = RunColocationExperiment(c, pods, o);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_GE(r->online_peak_gpus, 16.0);
+  EXPECT_GT(r->offline_tasks, 0);
+  // BE run times are clamped to at least 10 minutes: (5..19 min) → mean ≥ 10 min of 0.3 or 1 GPU.
+  EXPECT_GT(r->offline_mean_gpu_seconds, 0.3 * 600);
+}
+
+}  // namespace
+}  // namespace tessera
