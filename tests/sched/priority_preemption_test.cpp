@@ -137,5 +137,32 @@ TEST(PriorityPreemptionTest, PreemptiveQueuePoliciesRefuseIt) {
             std::string::npos);
 }
 
+TEST(PriorityPreemptionTest, OnlineReplicasAreNeverVictimsOfOfflineWorkAndBatchGoesFirst) {
+  Cluster c = Nodes(3, 4);
+  ClusterState state(c);
+  // Same low priority: an inference replica, a training job and a batch job; the preemptor
+  // is a higher-priority training job that needs one node.
+  Workload serve = Job(0, 4, 0), train = Job(1, 4, 0), batch = Job(2, 4, 0), p = Job(3, 4, 10);
+  serve.kind = WorkloadKind::kInference;
+  batch.kind = WorkloadKind::kBatch;
+  // The batch job started first: by start time alone the training job would be the victim.
+  Snapshot snap{{Running(serve, On(0, 0b1111), 30, state), Running(train, On(1, 0b1111), 20, state),
+                 Running(batch, On(2, 0b1111), 10, state), Pending(p)},
+                100,
+                1};
+  const Decisions d = Make(true).Schedule(snap, state);
+  ASSERT_EQ(d.size(), 2U);
+  EXPECT_EQ(d[0].kind, Decision::Kind::kPreempt);
+  EXPECT_EQ(d[0].job, batch.id);
+  EXPECT_EQ(d[1].placement, On(2, 0b1111));
+
+  // A gang that needs all three nodes would have to evict the replica: it waits instead.
+  ClusterState only(c);
+  Workload gang = Job(4, 4, 10);
+  gang.groups[0].count = 3;
+  Snapshot snap2{{Running(serve, On(0, 0b1111), 30, only), Pending(gang)}, 100, 1};
+  EXPECT_TRUE(Make(true).Schedule(snap2, only).empty());
+}
+
 }  // namespace
 }  // namespace tessera
