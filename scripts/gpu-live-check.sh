@@ -4,7 +4,8 @@
 # preemption: SIGTERM checkpoint, requeue, resume. Run from the repository root on a machine
 # with an NVIDIA GPU and a CUDA PyTorch as `python3`. Binaries: TESSERA_BIN_DIR (default
 # build-full/), or a copied bundle with bin/ and lib/ in TESSERA_BUNDLE. Results: OUT (default
-# out/gpu-check)/report.txt and the daemons' logs. With SIMGPU=1xH100 DEV=cpu it runs anywhere.
+# out/gpu-check)/report.txt and the daemons' logs. With SIMGPU=1xH100 DEV=cpu
+# PYTHON=/usr/bin/python3 it runs on a CPU machine with Debian's python3-torch.
 set -u
 B=${TESSERA_BUNDLE:-$PWD/.devbundle}  # bin/ and lib/ copied from a build (optional)
 OUT=${OUT:-out/gpu-check}; mkdir -p "$OUT"
@@ -13,7 +14,7 @@ export PATH=$B/bin:$PATH LD_LIBRARY_PATH=$B/lib:/usr/local/nvidia/lib64:/usr/loc
 R=$OUT/report.txt; : >$R
 say() { echo "### $*" | tee -a $R; }
 run() { echo "\$ $*" >>$R; "$@" >>$R 2>&1; echo "(rc=$?)" >>$R; }
-say "machine"; run nvidia-smi -L; run uname -r; run python3 -c "import torch;print(torch.__version__, torch.cuda.is_available(), torch.cuda.get_device_name(0))"
+say "machine"; run nvidia-smi -L; run uname -r; run ${PYTHON:-python3} -c "import torch;print(torch.__version__, torch.cuda.is_available(), torch.cuda.get_device_name(0))"
 S=/tmp/ts; rm -rf $S; mkdir -p $S
 tesserad --state $S --port 7480 --priority-preemption --heartbeat-timeout 5 >$OUT/tesserad.log 2>&1 &
 sleep 1
@@ -40,7 +41,7 @@ spec:
   maxRestarts: 2
   checkpoint: {intervalSeconds: 60, dir: /tmp/ckpt/gpu-lm}
   workingDir: $WD
-  command: [python3, examples/ddp_train.py, --device, ${DEV:-cuda}, --steps, "600", --checkpoint-every, "100", --min-step-seconds, "0.02", --d-model, "256", --layers, "4", --log-every, "25"]
+  command: [${PYTHON:-python3}, examples/ddp_train.py, --device, ${DEV:-cuda}, --steps, "600", --checkpoint-every, "100", --min-step-seconds, "0.02", --d-model, "256", --layers, "4", --log-every, "25"]
 Y
 cat >/tmp/urgent.yaml <<Y
 apiVersion: tessera/v1
