@@ -47,7 +47,7 @@ struct SimFlags {
   int seeds = 1;
   std::uint64_t seed = 0;
   double restart_cost_seconds = 0;
-  std::string queues;  // replay: queue tree YAML (docs/quotas.md); empty = a queue per user
+  std::string queues;     // replay: queue tree YAML (docs/quotas.md); empty = a queue per user
   std::string queue_map;  // replay: CSV user,queue or job,queue (with --queues)
   std::vector<double> las_thresholds;
   int threads = 0;
@@ -96,7 +96,8 @@ std::vector<std::string> SplitCommas(const std::string& s) {
 // One policy per line: its name first, then what kind of policy it is.
 void ListPolicies() {
   for (const auto& n : PlacementPolicyNames()) {
-    std::cout << fmt::format("{:<12} placement (--experiment allocation, or --placement for replay)\n", n);
+    std::cout << fmt::format(
+        "{:<12} placement (--experiment allocation, or --placement for replay)\n", n);
   }
   for (const auto& n : QueuePolicyNames()) {
     std::cout << fmt::format("{:<12} queue (--experiment replay)\n", n);
@@ -142,6 +143,20 @@ void PrintQueueTable(const nlohmann::json& results, const QueueTree& tree) {
 int Fail(const std::string& message) {
   std::cerr << "tessera sim: " << message << "\n";
   return 2;
+}
+
+// Every experiment's output: OUT/summary.json and the offline OUT/report.html drawn from it.
+int WriteSummaryAndReport(const std::string& out, const nlohmann::json& summary) {
+  const auto dir = std::filesystem::path(out);
+  if (!WriteFile(dir / "summary.json", summary.dump(2) + "\n")) {
+    return Fail("--out: cannot write " + (dir / "summary.json").string());
+  }
+  if (!WriteFile(dir / "report.html", RenderHtmlReport(summary))) {
+    return Fail("--out: cannot write " + (dir / "report.html").string());
+  }
+  std::cerr << fmt::format("wrote {} and {}\n", (dir / "summary.json").string(),
+                           (dir / "report.html").string());
+  return 0;
 }
 
 // --experiment failures: no trace; one or a few gangs on the cluster under a failure model.
@@ -225,13 +240,8 @@ int RunFailures(const SimFlags& flags) {
         j["interruptions"].get<double>(), ToSeconds(p.best_interval));
     summary["results"].push_back(std::move(j));
   }
+  if (const int rc = WriteSummaryAndReport(flags.out, summary); rc != 0) return rc;
   const auto dir = std::filesystem::path(flags.out);
-  if (!WriteFile(dir / "summary.json", summary.dump(2) + "\n")) {
-    return Fail("--out: cannot write " + (dir / "summary.json").string());
-  }
-  if (!WriteFile(dir / "report.html", RenderHtmlReport(summary))) {
-    return Fail("--out: cannot write " + (dir / "report.html").string());
-  }
   if (source->model) {
     // The first draw as a failure file, to edit and replay (`--failures DIR/failures.csv`).
     const FailureSchedule first = GenerateFailures(*source->model, *cluster, topology,
@@ -240,8 +250,6 @@ int RunFailures(const SimFlags& flags) {
       return Fail("--out: cannot write " + (dir / "failures.csv").string());
     }
   }
-  std::cerr << fmt::format("wrote {} and {}\n", (dir / "summary.json").string(),
-                           (dir / "report.html").string());
   return 0;
 }
 
@@ -298,7 +306,8 @@ int RunColocation(const SimFlags& flags) {
     s.colocation = base;
     if (name == "dedicated" || name == "shared") {
       s.name = name;
-      s.mode = name == "dedicated" ? ColocationSetup::Mode::kDedicated : ColocationSetup::Mode::kShared;
+      s.mode =
+          name == "dedicated" ? ColocationSetup::Mode::kDedicated : ColocationSetup::Mode::kShared;
       options.setups.push_back(s);
     } else if (name == "colocate") {
       for (double f : oversell) {
@@ -314,38 +323,30 @@ int RunColocation(const SimFlags& flags) {
   std::error_code ec;
   std::filesystem::create_directories(flags.out, ec);
   if (ec) return Fail("--out: cannot create " + flags.out + ": " + ec.message());
-  std::cerr << fmt::format("cluster: {} nodes, {} GPUs (simulated); workload: {}; {} setups, {} h\n",
-                           cluster->node_count(), cluster->total_gpus(), flags.workload,
-                           options.setups.size(), flags.hours);
+  std::cerr << fmt::format(
+      "cluster: {} nodes, {} GPUs (simulated); workload: {}; {} setups, {} h\n",
+      cluster->node_count(), cluster->total_gpus(), flags.workload, options.setups.size(),
+      flags.hours);
   auto result = RunColocationExperiment(*cluster, trace.jobs, options);
   if (!result) return Fail(result.error().message);
-  SummaryHeader head{"colocation", flags.trace, trace.jobs.size(), trace.format, trace.skipped_rows,
-                     flags.cluster};
+  SummaryHeader head{"colocation", flags.trace,        trace.jobs.size(),
+                     trace.format, trace.skipped_rows, flags.cluster};
   nlohmann::json summary = SummaryHead(head, *cluster);
   if (flags.trace.empty()) summary.erase("trace");
   summary.update(ColocationHeadJson(*result, options));
-  std::cerr << fmt::format("{} services ({:.0f} GPUs at peak), {} offline tasks\n", result->services,
-                           result->online_peak_gpus, result->offline_tasks);
-  std::cout << fmt::format("{:<22} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>9}\n", "setup", "SLO",
-                           "SLO worst h", "GPU alloc", "GPU util", "oversold", "offline GPUh",
-                           "evictions");
+  std::cerr << fmt::format("{} services ({:.0f} GPUs at peak), {} offline tasks\n",
+                           result->services, result->online_peak_gpus, result->offline_tasks);
+  std::cout << fmt::format("{:<22} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>9}\n", "setup",
+                           "SLO", "SLO worst h", "GPU alloc", "GPU util", "oversold",
+                           "offline GPUh", "evictions");
   for (const auto& r : result->runs) {
-    std::cout << fmt::format("{:<22} {:>7.2f}% {:>9.2f}% {:>9.1f}% {:>9.1f}% {:>9.1f}% {:>11.0f} {:>9}\n",
-                             r.name, 100 * r.slo_attainment, 100 * r.slo_attainment_worst_hour,
-                             100 * r.allocation_ratio, 100 * r.utilisation, 100 * r.oversold_ratio,
-                             r.offline_gpu_hours_done, r.evictions);
+    std::cout << fmt::format(
+        "{:<22} {:>7.2f}% {:>9.2f}% {:>9.1f}% {:>9.1f}% {:>9.1f}% {:>11.0f} {:>9}\n", r.name,
+        100 * r.slo_attainment, 100 * r.slo_attainment_worst_hour, 100 * r.allocation_ratio,
+        100 * r.utilisation, 100 * r.oversold_ratio, r.offline_gpu_hours_done, r.evictions);
     summary["results"].push_back(ColocationRunJson(r));
   }
-  const auto dir = std::filesystem::path(flags.out);
-  if (!WriteFile(dir / "summary.json", summary.dump(2) + "\n")) {
-    return Fail("--out: cannot write " + (dir / "summary.json").string());
-  }
-  if (!WriteFile(dir / "report.html", RenderHtmlReport(summary))) {
-    return Fail("--out: cannot write " + (dir / "report.html").string());
-  }
-  std::cerr << fmt::format("wrote {} and {}\n", (dir / "summary.json").string(),
-                           (dir / "report.html").string());
-  return 0;
+  return WriteSummaryAndReport(flags.out, summary);
 }
 
 int RunSim(const SimFlags& flags) {
@@ -381,7 +382,7 @@ int RunSim(const SimFlags& flags) {
   std::filesystem::create_directories(flags.out, ec);
   if (ec) return Fail("--out: cannot create " + flags.out + ": " + ec.message());
 
-  SummaryHeader head{flags.experiment, flags.trace,      trace->jobs.size(),
+  SummaryHeader head{flags.experiment, flags.trace,         trace->jobs.size(),
                      trace->format,    trace->skipped_rows, flags.cluster};
   nlohmann::json summary = SummaryHead(head, *cluster);
   std::cerr << fmt::format("cluster: {} nodes, {} GPUs (simulated); trace: {} jobs ({})\n",
@@ -397,10 +398,10 @@ int RunSim(const SimFlags& flags) {
     auto results = RunAllocationExperiment(
         *cluster, trace->jobs, options, [](int done, int total, const AllocationRun& run) {
           const auto& a = run.allocation;
-          std::cerr << fmt::format("[{:>3}/{}] {:<10} seed {:<3} allocation at 100%: {}  ({:.2f} s)\n",
-                                   done, total, run.policy, run.seed,
-                                   a[100] ? fmt::format("{:.1f}%", 100 * *a[100]) : "-",
-                                   run.wall_seconds);
+          std::cerr << fmt::format(
+              "[{:>3}/{}] {:<10} seed {:<3} allocation at 100%: {}  ({:.2f} s)\n", done, total,
+              run.policy, run.seed, a[100] ? fmt::format("{:.1f}%", 100 * *a[100]) : "-",
+              run.wall_seconds);
         });
     if (!results) return Fail(results.error().message);
     std::cout << fmt::format("{:<12} {:>6} {:>12} {:>12} {:>12} {:>14}\n", "policy", "seeds",
@@ -474,73 +475,126 @@ int RunSim(const SimFlags& flags) {
     }
     PrintQueueTable(summary["results"], *tree);
   }
-  const auto dir = std::filesystem::path(flags.out);
-  if (!WriteFile(dir / "summary.json", summary.dump(2) + "\n")) {
-    return Fail("--out: cannot write " + (dir / "summary.json").string());
-  }
-  if (!WriteFile(dir / "report.html", RenderHtmlReport(summary))) {
-    return Fail("--out: cannot write " + (dir / "report.html").string());
-  }
-  std::cerr << fmt::format("wrote {} and {}\n", (dir / "summary.json").string(),
-                           (dir / "report.html").string());
-  return 0;
+  return WriteSummaryAndReport(flags.out, summary);
 }
 
 }  // namespace
 
 void RegisterSimCommand(CLI::App& app) {
   auto flags = std::make_shared<SimFlags>();
-  auto* sim = app.add_subcommand("sim", "Replay a trace through the scheduler on a simulated cluster");
-  sim->add_option("--experiment", flags->experiment, "allocation | replay | failures | colocation")->capture_default_str();
+  auto* sim =
+      app.add_subcommand("sim", "Replay a trace through the scheduler on a simulated cluster");
+  sim->add_option("--experiment", flags->experiment, "allocation | replay | failures | colocation")
+      ->capture_default_str();
   sim->add_option("--trace", flags->trace, "trace file (format recognised from its header)");
-  sim->add_option("--trace-format", flags->trace_format, "force the trace format: openb-pods, itp, muri, philly, csv");
-  sim->add_flag("--skip-bad-rows", flags->skip_bad_rows, "skip and count malformed rows instead of stopping");
-  sim->add_option("--cluster", flags->cluster, "NxG[:MODEL], an openb node list, Muri's n8g8.csv, or a YAML file");
+  sim->add_option("--trace-format", flags->trace_format,
+                  "force the trace format: openb-pods, itp, muri, philly, csv");
+  sim->add_flag("--skip-bad-rows", flags->skip_bad_rows,
+                "skip and count malformed rows instead of stopping");
+  sim->add_option("--cluster", flags->cluster,
+                  "NxG[:MODEL], an openb node list, Muri's n8g8.csv, or a YAML file");
   sim->add_option("--policy", flags->policies, "comma-separated policies (see --list-policies)");
-  sim->add_option("--placement", flags->placement, "placement policy for replay")->capture_default_str();
+  sim->add_option("--placement", flags->placement, "placement policy for replay")
+      ->capture_default_str();
   sim->add_option("--seeds", flags->seeds, "seeds per policy (allocation)")->capture_default_str();
   sim->add_option("--seed", flags->seed, "base seed")->capture_default_str();
-  sim->add_option("--restart-cost", flags->restart_cost_seconds, "seconds of run time a preempted job loses")->capture_default_str();
+  sim->add_option("--restart-cost", flags->restart_cost_seconds,
+                  "seconds of run time a preempted job loses")
+      ->capture_default_str();
   sim->add_option(
       "--queues", flags->queues,
       "replay: queue tree YAML (docs/quotas.md); default: every user a queue with an equal share");
   sim->add_option("--queue-map", flags->queue_map,
                   "replay: CSV user,queue or job,queue assigning jobs to leaf queues of --queues");
-  sim->add_option("--las-thresholds", flags->las_thresholds, "las queue thresholds in GPU-seconds")->delimiter(',');
-  sim->add_option("--threads", flags->threads, "worker threads (0 = one per core)")->capture_default_str();
+  sim->add_option("--las-thresholds", flags->las_thresholds, "las queue thresholds in GPU-seconds")
+      ->delimiter(',');
+  sim->add_option("--threads", flags->threads, "worker threads (0 = one per core)")
+      ->capture_default_str();
   sim->add_option("--out", flags->out, "output directory")->capture_default_str();
-  sim->add_flag("--list-policies", flags->list_policies, "list policy names, one per line, and exit");
+  sim->add_flag("--list-policies", flags->list_policies,
+                "list policy names, one per line, and exit");
   // --experiment failures (docs/failures.md).
-  sim->add_option("--failures", flags->failures, "failures: a preset (llama3, llama3-lemons, none), a .yaml model, or a CSV file time_seconds,component,target[,repair_seconds]");
-  sim->add_option("--job-gpus", flags->job_gpus, "failures: GPUs of the gang; comma-separated for several gangs")->capture_default_str();
-  sim->add_option("--recovery", flags->recovery, "failures: comma-separated recovery policies (requeue, replace, spares, shrink; NAME+drain adds the drain rule)")->capture_default_str();
+  sim->add_option("--failures", flags->failures,
+                  "failures: a preset (llama3, llama3-lemons, none), a .yaml model, or a CSV file "
+                  "time_seconds,component,target[,repair_seconds]");
+  sim->add_option("--job-gpus", flags->job_gpus,
+                  "failures: GPUs of the gang; comma-separated for several gangs")
+      ->capture_default_str();
+  sim->add_option("--recovery", flags->recovery,
+                  "failures: comma-separated recovery policies (requeue, replace, spares, shrink; "
+                  "NAME+drain adds the drain rule)")
+      ->capture_default_str();
   sim->add_option("--days", flags->days, "failures: simulated days")->capture_default_str();
   sim->add_option("--checkpoint-interval", flags->checkpoint_interval_seconds,
                   "seconds of run time between checkpoints; failures: 0 = Young/Daly; replay: for "
                   "jobs the trace gives none, 0 = preemption loses no progress")
       ->capture_default_str();
-  sim->add_option("--checkpoint-cost", flags->checkpoint_cost_seconds, "failures: seconds training stalls per checkpoint")->capture_default_str();
-  sim->add_option("--restart-seconds", flags->restart_seconds, "failures: seconds per restart (checkpoint reload, process start, NCCL init)")->capture_default_str();
-  sim->add_option("--detect-seconds", flags->detect_seconds, "failures: seconds from a failure to its detection")->capture_default_str();
-  sim->add_option("--cold-start-seconds", flags->cold_start_seconds, "failures: seconds to bring up nodes new to the job (not hot spares)")->capture_default_str();
-  sim->add_option("--spares-per-leaf", flags->spares_per_leaf, "failures: hot spare nodes kept per leaf (spares policy)")->capture_default_str();
-  sim->add_option("--max-spares", flags->max_spares, "failures: cap on hot spares in all (-1 = none)")->capture_default_str();
-  sim->add_option("--shrink-unit", flags->shrink_unit, "failures: workers per data-parallel replica (shrink policy)")->capture_default_str();
-  sim->add_option("--drain-after", flags->drain_after, "failures: drain a node after this many failures within --drain-window-days (+drain)")->capture_default_str();
-  sim->add_option("--drain-window-days", flags->drain_window_days, "failures: window of the drain rule")->capture_default_str();
-  sim->add_option("--checkpoint-sweep", flags->checkpoint_sweep, "failures: checkpoint intervals to try, as multiples of the Young/Daly interval (default 0.25,0.5,0.71,1,1.41,2,4)")->delimiter(',');
+  sim->add_option("--checkpoint-cost", flags->checkpoint_cost_seconds,
+                  "failures: seconds training stalls per checkpoint")
+      ->capture_default_str();
+  sim->add_option("--restart-seconds", flags->restart_seconds,
+                  "failures: seconds per restart (checkpoint reload, process start, NCCL init)")
+      ->capture_default_str();
+  sim->add_option("--detect-seconds", flags->detect_seconds,
+                  "failures: seconds from a failure to its detection")
+      ->capture_default_str();
+  sim->add_option("--cold-start-seconds", flags->cold_start_seconds,
+                  "failures: seconds to bring up nodes new to the job (not hot spares)")
+      ->capture_default_str();
+  sim->add_option("--spares-per-leaf", flags->spares_per_leaf,
+                  "failures: hot spare nodes kept per leaf (spares policy)")
+      ->capture_default_str();
+  sim->add_option("--max-spares", flags->max_spares,
+                  "failures: cap on hot spares in all (-1 = none)")
+      ->capture_default_str();
+  sim->add_option("--shrink-unit", flags->shrink_unit,
+                  "failures: workers per data-parallel replica (shrink policy)")
+      ->capture_default_str();
+  sim->add_option(
+         "--drain-after", flags->drain_after,
+         "failures: drain a node after this many failures within --drain-window-days (+drain)")
+      ->capture_default_str();
+  sim->add_option("--drain-window-days", flags->drain_window_days,
+                  "failures: window of the drain rule")
+      ->capture_default_str();
+  sim->add_option("--checkpoint-sweep", flags->checkpoint_sweep,
+                  "failures: checkpoint intervals to try, as multiples of the Young/Daly interval "
+                  "(default 0.25,0.5,0.71,1,1.41,2,4)")
+      ->delimiter(',');
   // --experiment colocation (docs/colocation.md).
-  sim->add_option("--workload", flags->workload, "colocation: openb (LS pods online, BE offline; needs --trace) or fleet (LLM serving and batch inference)")->capture_default_str();
-  sim->add_option("--colocation", flags->colocation, "colocation: YAML config (oversell, online, offline, evictionCostSeconds)");
-  sim->add_option("--oversell", flags->oversell, "colocation: oversell factors to compare, 0..1 (default 0,0.5,1, or the config's)")->delimiter(',');
-  sim->add_option("--setups", flags->setups, "colocation: dedicated, shared, colocate (one per --oversell)")->capture_default_str();
+  sim->add_option("--workload", flags->workload,
+                  "colocation: openb (LS pods online, BE offline; needs --trace) or fleet (LLM "
+                  "serving and batch inference)")
+      ->capture_default_str();
+  sim->add_option("--colocation", flags->colocation,
+                  "colocation: YAML config (oversell, online, offline, evictionCostSeconds)");
+  sim->add_option(
+         "--oversell", flags->oversell,
+         "colocation: oversell factors to compare, 0..1 (default 0,0.5,1, or the config's)")
+      ->delimiter(',');
+  sim->add_option("--setups", flags->setups,
+                  "colocation: dedicated, shared, colocate (one per --oversell)")
+      ->capture_default_str();
   sim->add_option("--hours", flags->hours, "colocation: simulated hours")->capture_default_str();
-  sim->add_option("--online-share", flags->online_share, "colocation: the fleet's GPUs at peak ÷ cluster GPUs")->capture_default_str();
-  sim->add_option("--offline-load", flags->offline_load, "colocation: offered offline GPU-time ÷ cluster GPU-time")->capture_default_str();
-  sim->add_option("--target-utilisation", flags->target_utilisation, "colocation: per-replica load the autoscaler aims at and the SLO allows")->capture_default_str();
-  sim->add_option("--trough", flags->trough, "colocation: the daily load curve's lowest point ÷ its peak")->capture_default_str();
-  sim->add_option("--usage-window", flags->usage_window_minutes, "colocation: minutes over which a replica's highest use is what the scheduler sees (oversell credit)")->capture_default_str();
-  sim->add_option("--load-trace", flags->load_trace, "colocation: Azure LLM inference CSV whose per-minute request rate modulates the daily curve");
+  sim->add_option("--online-share", flags->online_share,
+                  "colocation: the fleet's GPUs at peak ÷ cluster GPUs")
+      ->capture_default_str();
+  sim->add_option("--offline-load", flags->offline_load,
+                  "colocation: offered offline GPU-time ÷ cluster GPU-time")
+      ->capture_default_str();
+  sim->add_option("--target-utilisation", flags->target_utilisation,
+                  "colocation: per-replica load the autoscaler aims at and the SLO allows")
+      ->capture_default_str();
+  sim->add_option("--trough", flags->trough,
+                  "colocation: the daily load curve's lowest point ÷ its peak")
+      ->capture_default_str();
+  sim->add_option("--usage-window", flags->usage_window_minutes,
+                  "colocation: minutes over which a replica's highest use is what the scheduler "
+                  "sees (oversell credit)")
+      ->capture_default_str();
+  sim->add_option("--load-trace", flags->load_trace,
+                  "colocation: Azure LLM inference CSV whose per-minute request rate modulates the "
+                  "daily curve");
   sim->callback([flags] { SetExitCode(RunSim(*flags)); });
 }
 
