@@ -108,13 +108,25 @@ Tick NowMs() {
       .count();
 }
 
-// A prepared statement; errors are kept and reported by the caller through `ok()`/`error()`.
+// A statement prepared once per connection and reused (a bind commits one row per task: preparing
+// each time cost more than running it); errors are kept and reported through `ok()`/`error()`.
 class Stmt {
  public:
-  Stmt(sqlite3* db, const char* sql) : db_(db) {
-    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  Stmt(SqliteStore::Statements& cache, sqlite3* db, const char* sql) : db_(db) {
+    auto it = cache.find(std::string_view(sql));
+    if (it != cache.end()) {
+      stmt_ = it->second;
+      return;
+    }
+    rc_ = sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
+    if (rc_ == SQLITE_OK) cache.emplace(sql, stmt_);
   }
-  ~Stmt() { sqlite3_finalize(stmt_); }
+  // Back to the cache ready for the next use, whatever happened to this one.
+  ~Stmt() {
+    if (stmt_ == nullptr) return;
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
 
@@ -248,6 +260,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path, 
 }
 
 SqliteStore::~SqliteStore() {
+  for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
   if (db_ != nullptr) sqlite3_close_v2(db_);
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
@@ -265,7 +278,7 @@ Status SqliteStore::Exec(const char* sql) {
 Status SqliteStore::CreateSchema() {
   long long from_version = 0;  // 0: a new store
   {
-    Stmt st(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
+    Stmt st(statements_, db_, "SELECT value FROM meta WHERE key = 'schema_version'");
     if (st.ok() && st.Next()) {
       const std::string text = st.ColText(0);
       long long version = 0;
@@ -295,7 +308,7 @@ Status SqliteStore::CreateSchema() {
       return s;
     }
   }
-  Stmt st(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)");
+  Stmt st(statements_, db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)");
   if (!st.Text(1, std::to_string(kSchemaVersion)).Run()) {
     (void)Exec("ROLLBACK");
     return StatementError(st, "store " + path_);
@@ -307,12 +320,12 @@ Result<StoreContents> SqliteStore::Load() {
   std::lock_guard lock(mu_);
   StoreContents out;
   {
-    Stmt st(db_, "SELECT name, created_ms FROM queues ORDER BY name");
+    Stmt st(statements_, db_, "SELECT name, created_ms FROM queues ORDER BY name");
     while (st.Next()) out.queues.push_back({st.ColText(0), st.ColInt(1)});
     if (!st.ok()) return StatementError(st, "loading queues");
   }
   {
-    Stmt st(db_,
+    Stmt st(statements_, db_,
             "SELECT id, queue, name, kind, spec, submit_ms, cancel_requested, finished_ms, "
             "message, held FROM jobs ORDER BY id");
     while (st.Next()) {
@@ -332,7 +345,7 @@ Result<StoreContents> SqliteStore::Load() {
     if (!st.ok()) return StatementError(st, "loading jobs");
   }
   {
-    Stmt st(db_,
+    Stmt st(statements_, db_,
             "SELECT job_id, unit, phase, stop_target, attempt, restarts, pending_since_ms, "
             "started_ms, first_started_ms, finished_ms, exit_code, message FROM units "
             "ORDER BY job_id, unit");
@@ -358,7 +371,7 @@ Result<StoreContents> SqliteStore::Load() {
     if (!st.ok()) return StatementError(st, "loading units");
   }
   {
-    Stmt st(db_,
+    Stmt st(statements_, db_,
             "SELECT id, job_id, unit, attempt, rank, node, gpus, gpu_milli, cpu_milli, "
             "memory_mib, state, exit_code, signal, pid, created_ms, started_ms, finished_ms, "
             "message, master_addr, master_port FROM tasks ORDER BY id");
@@ -392,7 +405,7 @@ Result<StoreContents> SqliteStore::Load() {
     if (!st.ok()) return StatementError(st, "loading tasks");
   }
   {
-    Stmt st(db_,
+    Stmt st(statements_, db_,
             "SELECT name, address, agent_url, gpu_model, gpu_count, simulated, cpu_milli, "
             "memory_mib, gpus, status, registered_ms, version, message FROM nodes ORDER BY name");
     while (st.Next()) {
@@ -415,7 +428,7 @@ Result<StoreContents> SqliteStore::Load() {
     if (!st.ok()) return StatementError(st, "loading nodes");
   }
   {
-    Stmt st(db_, "SELECT COALESCE(MAX(seq), 0) FROM events");
+    Stmt st(statements_, db_, "SELECT COALESCE(MAX(seq), 0) FROM events");
     if (st.Next()) out.last_event_seq = st.ColInt(0);
     if (!st.ok()) return StatementError(st, "loading events");
   }
@@ -437,7 +450,7 @@ Result<std::vector<EventRecord>> SqliteStore::Commit(const Change& change) {
   }
   if (!events.empty() && ++commits_since_prune_ >= 1000) {
     commits_since_prune_ = 0;
-    Stmt st(db_, "DELETE FROM events WHERE seq <= (SELECT MAX(seq) FROM events) - ?");
+    Stmt st(statements_, db_, "DELETE FROM events WHERE seq <= (SELECT MAX(seq) FROM events) - ?");
     st.Int(1, options_.keep_events).Run();  // best effort: pruning is not part of the change
   }
   return events;
@@ -445,12 +458,12 @@ Result<std::vector<EventRecord>> SqliteStore::Commit(const Change& change) {
 
 Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& events) {
   for (const auto& q : change.put_queues) {
-    Stmt st(db_, "INSERT INTO queues(name, created_ms) VALUES(?, ?) ON CONFLICT(name) DO NOTHING");
+    Stmt st(statements_, db_, "INSERT INTO queues(name, created_ms) VALUES(?, ?) ON CONFLICT(name) DO NOTHING");
     if (!st.Text(1, q.name).Int(2, q.created_ms).Run())
       return StatementError(st, "queue " + q.name);
   }
   for (const auto& j : change.put_jobs) {
-    Stmt st(db_,
+    Stmt st(statements_, db_,
             "INSERT INTO jobs(id, queue, name, kind, spec, submit_ms, cancel_requested, "
             "finished_ms, message, held) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO "
             "UPDATE SET cancel_requested = excluded.cancel_requested, finished_ms = "
@@ -464,7 +477,7 @@ Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& 
     if (!st.Run()) return StatementError(st, "job " + j.queue + "/" + j.name);
   }
   for (const auto& u : change.put_units) {
-    Stmt st(db_,
+    Stmt st(statements_, db_,
             "INSERT OR REPLACE INTO units(job_id, unit, phase, stop_target, attempt, restarts, "
             "pending_since_ms, started_ms, first_started_ms, finished_ms, exit_code, message) "
             "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -479,7 +492,7 @@ Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& 
   }
   for (const auto& t : change.put_tasks) {
     const std::string what = "task " + std::to_string(t.id);
-    Stmt st(db_,
+    Stmt st(statements_, db_,
             "INSERT INTO tasks(id, job_id, unit, attempt, rank, node, gpus, gpu_milli, cpu_milli, "
             "memory_mib, state, exit_code, signal, pid, created_ms, started_ms, finished_ms, "
             "message, master_addr, master_port) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
@@ -493,11 +506,11 @@ Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& 
     st.Int(17, t.finished_ms).Text(18, t.message).Text(19, t.master_addr).Int(20, t.master_port);
     if (!st.Run()) return StatementError(st, what);
     // Claims follow the task's state: a live task holds its GPUs, an ended one holds none.
-    Stmt release(db_, "DELETE FROM gpu_claims WHERE task_id = ?");
+    Stmt release(statements_, db_, "DELETE FROM gpu_claims WHERE task_id = ?");
     if (!release.Int(1, t.id).Run()) return StatementError(release, what);
     if (IsLive(t.state)) {
       for (int g : t.gpus) {
-        Stmt claim(db_, "INSERT INTO gpu_claims(node, gpu, task_id, milli) VALUES(?, ?, ?, ?)");
+        Stmt claim(statements_, db_, "INSERT INTO gpu_claims(node, gpu, task_id, milli) VALUES(?, ?, ?, ?)");
         if (!claim.Text(1, t.node).Int(2, g).Int(3, t.id).Int(4, t.gpu_milli).Run()) {
           return StatementError(claim, what + " on GPU " + std::to_string(g) + " of " + t.node);
         }
@@ -506,17 +519,17 @@ Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& 
   }
   for (const auto id : change.delete_jobs) {
     Stmt live(
-        db_,
+        statements_, db_,
         "SELECT COUNT(*) FROM gpu_claims WHERE task_id IN (SELECT id FROM tasks WHERE job_id = ?)");
     live.Int(1, id);
     if (live.Next() && live.ColInt(0) > 0) {
       return FailedPrecondition("job " + std::to_string(id) + " still has live tasks");
     }
-    Stmt st(db_, "DELETE FROM jobs WHERE id = ?");
+    Stmt st(statements_, db_, "DELETE FROM jobs WHERE id = ?");
     if (!st.Int(1, id).Run()) return StatementError(st, "job " + std::to_string(id));
   }
   for (const auto& n : change.put_nodes) {
-    Stmt st(db_,
+    Stmt st(statements_, db_,
             "INSERT OR REPLACE INTO nodes(name, address, agent_url, gpu_model, gpu_count, "
             "simulated, cpu_milli, memory_mib, gpus, status, registered_ms, version, message) "
             "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -530,7 +543,7 @@ Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& 
   for (const auto& e : change.events) {
     EventRecord rec = e;
     if (rec.time_ms == 0) rec.time_ms = now;
-    Stmt st(db_, "INSERT INTO events(time_ms, type, object, message) VALUES(?, ?, ?, ?)");
+    Stmt st(statements_, db_, "INSERT INTO events(time_ms, type, object, message) VALUES(?, ?, ?, ?)");
     if (!st.Int(1, rec.time_ms).Text(2, rec.type).Text(3, rec.object).Text(4, rec.message).Run()) {
       return StatementError(st, "event");
     }
@@ -544,7 +557,7 @@ Result<std::vector<EventRecord>> SqliteStore::EventsSince(std::int64_t after, in
   std::lock_guard lock(mu_);
   std::vector<EventRecord> out;
   Stmt st(
-      db_,
+      statements_, db_,
       "SELECT seq, time_ms, type, object, message FROM events WHERE seq > ? ORDER BY seq LIMIT ?");
   st.Int(1, after).Int(2, limit);
   while (st.Next()) {

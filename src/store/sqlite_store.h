@@ -12,6 +12,7 @@
 // Thread-safe: calls are serialised by a mutex.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,6 +20,7 @@
 #include "store/store.h"
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace tessera {
 
@@ -43,6 +45,9 @@ class SqliteStore final : public Store {
 
   const std::string& path() const { return path_; }
 
+  // Prepared statements of this connection by their SQL, reused across commits.
+  using Statements = std::map<std::string, sqlite3_stmt*, std::less<>>;
+
  private:
   SqliteStore() = default;
   Status Exec(const char* sql);
@@ -51,6 +56,7 @@ class SqliteStore final : public Store {
 
   std::mutex mu_;
   sqlite3* db_ = nullptr;
+  Statements statements_;
   int lock_fd_ = -1;
   std::string path_;
   Options options_;
