@@ -458,7 +458,8 @@ Result<std::vector<EventRecord>> SqliteStore::Commit(const Change& change) {
 
 Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& events) {
   for (const auto& q : change.put_queues) {
-    Stmt st(statements_, db_, "INSERT INTO queues(name, created_ms) VALUES(?, ?) ON CONFLICT(name) DO NOTHING");
+    Stmt st(statements_, db_,
+            "INSERT INTO queues(name, created_ms) VALUES(?, ?) ON CONFLICT(name) DO NOTHING");
     if (!st.Text(1, q.name).Int(2, q.created_ms).Run())
       return StatementError(st, "queue " + q.name);
   }
@@ -510,7 +511,8 @@ Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& 
     if (!release.Int(1, t.id).Run()) return StatementError(release, what);
     if (IsLive(t.state)) {
       for (int g : t.gpus) {
-        Stmt claim(statements_, db_, "INSERT INTO gpu_claims(node, gpu, task_id, milli) VALUES(?, ?, ?, ?)");
+        Stmt claim(statements_, db_,
+                   "INSERT INTO gpu_claims(node, gpu, task_id, milli) VALUES(?, ?, ?, ?)");
         if (!claim.Text(1, t.node).Int(2, g).Int(3, t.id).Int(4, t.gpu_milli).Run()) {
           return StatementError(claim, what + " on GPU " + std::to_string(g) + " of " + t.node);
         }
@@ -543,7 +545,8 @@ Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& 
   for (const auto& e : change.events) {
     EventRecord rec = e;
     if (rec.time_ms == 0) rec.time_ms = now;
-    Stmt st(statements_, db_, "INSERT INTO events(time_ms, type, object, message) VALUES(?, ?, ?, ?)");
+    Stmt st(statements_, db_,
+            "INSERT INTO events(time_ms, type, object, message) VALUES(?, ?, ?, ?)");
     if (!st.Int(1, rec.time_ms).Text(2, rec.type).Text(3, rec.object).Text(4, rec.message).Run()) {
       return StatementError(st, "event");
     }
