@@ -7,9 +7,10 @@ does what a Megatron-LM, DeepSpeed or FSDP job does under a scheduler:
 
 - reads the rendezvous from the environment Tessera sets (MASTER_ADDR, MASTER_PORT, RANK,
   WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE) and joins the gang with init_process_group("gloo");
-- checkpoints every --checkpoint-every steps to $TESSERA_CHECKPOINT_DIR (a directory every node
-  sees): rank 0 writes checkpoint.pt atomically (a temporary file, fsync, rename) with the step,
-  the model, the optimizer and the RNG states;
+- checkpoints every --checkpoint-every steps, and at least every
+  $TESSERA_CHECKPOINT_INTERVAL_SECONDS (the spec's checkpoint.intervalSeconds) of training, to
+  $TESSERA_CHECKPOINT_DIR (a directory every node sees): rank 0 writes checkpoint.pt atomically
+  (a temporary file, fsync, rename) with the step, the model, the optimizer and the RNG states;
 - on start, every rank loads the checkpoint if there is one and continues after its step;
 - on SIGTERM (preemption, cancellation, a gang restart) finishes the step it is in, agrees with
   the other ranks to stop after that same step, saves a checkpoint and exits 0 (well within the
@@ -42,6 +43,10 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=300, help="planned optimizer steps in all")
     p.add_argument("--checkpoint-every", type=int, default=25, help="steps between checkpoints")
+    p.add_argument("--checkpoint-every-seconds", type=float,
+                   default=float(os.environ.get("TESSERA_CHECKPOINT_INTERVAL_SECONDS") or 0),
+                   help="also checkpoint once this long has passed since the last save "
+                        "(default: $TESSERA_CHECKPOINT_INTERVAL_SECONDS; 0: by steps only)")
     p.add_argument("--checkpoint-dir", default="",
                    help="where checkpoints go when TESSERA_CHECKPOINT_DIR is not set")
     p.add_argument("--batch-size", type=int, default=8, help="sequences per rank and step")
@@ -165,7 +170,9 @@ def main():
                 f"MASTER_ADDR={os.environ.get('MASTER_ADDR')} "
                 f"MASTER_PORT={os.environ.get('MASTER_PORT')} "
                 f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')} "
-                f"TESSERA_ATTEMPT={attempt} TESSERA_CHECKPOINT_DIR={ckpt_dir}")
+                f"TESSERA_ATTEMPT={attempt} TESSERA_CHECKPOINT_DIR={ckpt_dir} "
+                f"TESSERA_CHECKPOINT_INTERVAL_SECONDS="
+                f"{os.environ.get('TESSERA_CHECKPOINT_INTERVAL_SECONDS', '')}")
 
     t0 = time.monotonic()
     if args.device == "cuda":
@@ -218,6 +225,7 @@ def main():
             log(prefix, f"checkpoint saved at step {step} ({reason})")
         dist.barrier()  # nobody exits or moves on before the checkpoint is on disk
 
+    last_save = time.monotonic()
     while step < args.steps:
         started = time.monotonic()
         x, y = batch_for(data, step, rank, args.batch_size, args.seq_len, args.seed)
@@ -233,7 +241,12 @@ def main():
         pace = args.min_step_seconds - (time.monotonic() - started)
         if pace > 0:
             time.sleep(pace)
-        flags = torch.tensor([loss.item(), 1.0 if stop["signal"] else 0.0], device=device)
+        # Rank 0's clock decides a time-based checkpoint; the all-reduce tells every rank, which
+        # all take part in the checkpoint's barrier after the same step.
+        due = (rank == 0 and args.checkpoint_every_seconds > 0
+               and time.monotonic() - last_save >= args.checkpoint_every_seconds)
+        flags = torch.tensor([loss.item(), 1.0 if stop["signal"] else 0.0, 1.0 if due else 0.0],
+                             device=device)
         dist.all_reduce(flags)
         mean_loss = flags[0].item() / world
         losses.append(round(mean_loss, 4))
@@ -245,8 +258,10 @@ def main():
             checkpoint(name)
             dist.destroy_process_group()
             return 0
-        if args.checkpoint_every > 0 and step % args.checkpoint_every == 0 and step < args.steps:
-            checkpoint("interval")
+        by_steps = args.checkpoint_every > 0 and step % args.checkpoint_every == 0
+        if step < args.steps and (by_steps or flags[2].item() > 0):
+            checkpoint("interval" if by_steps else "time")
+            last_save = time.monotonic()
 
     checkpoint("final")
     first = losses[0] if losses else float("nan")

@@ -18,9 +18,9 @@ echo
 state=.state/quickstart
 ./build/tessera down --state "$state" >/dev/null 2>&1 || true
 ./build/tessera up --state "$state" --agents 2 --gpus 4xH100
-# pytorch-ddp.yaml names the directory holding examples/ as /srv/tessera: here it is this one.
+# pytorch-ddp.yaml runs in `workingDir: .`, which `tessera submit` takes as this directory.
 for f in examples/*.yaml; do
-  sed "s|/srv/tessera|$PWD|" "$f" | ./build/tessera submit --state "$state" -f -
+  ./build/tessera submit --state "$state" -f "$f"
 done
 sleep 2
 ./build/tessera get jobs --state "$state"

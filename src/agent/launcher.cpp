@@ -266,6 +266,11 @@ std::vector<std::string> TaskEnvironment(const TaskLaunch& t, int local_rank,
     env.erase("TESSERA_SIMULATED_GPUS");
   }
   if (!t.checkpoint_dir.empty()) set("TESSERA_CHECKPOINT_DIR", t.checkpoint_dir);
+  if (t.checkpoint_interval_seconds > 0) {
+    set("TESSERA_CHECKPOINT_INTERVAL_SECONDS", std::to_string(t.checkpoint_interval_seconds));
+  } else {
+    env.erase("TESSERA_CHECKPOINT_INTERVAL_SECONDS");
+  }
   std::vector<std::string> out;
   out.reserve(env.size());
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);

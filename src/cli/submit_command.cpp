@@ -1,6 +1,9 @@
 // `tessera submit -f spec.yaml [-f more.yaml]`: sends each job spec (every document of a YAML
 // stream; JSON works too) to the controller, which validates and stores it before answering.
-// --hold submits them held: Pending (reason Held) until `tessera release`.
+// --hold submits them held: Pending (reason Held) until `tessera release`. A relative
+// spec.workingDir is taken from the directory `tessera submit` runs in, as sbatch runs a job in
+// the directory it was submitted from: the controller only accepts absolute paths.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -9,6 +12,7 @@
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
 #include "spec/document.h"
+#include "spec/job_spec.h"
 
 namespace tessera::cli {
 
@@ -28,6 +32,8 @@ int RunSubmit(const SubmitFlags& f) {
   if (!url) return PrintError(url.error()), 2;
   ApiClient api(*url);
   int failures = 0;
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
   nlohmann::json submitted = nlohmann::json::array();
   for (const auto& file : f.files) {
     std::stringstream ss;
@@ -53,7 +59,8 @@ int RunSubmit(const SubmitFlags& f) {
       continue;
     }
     for (std::size_t i = 0; i < docs.size(); ++i) {
-      auto job = JsonOf(api.Post(f.hold ? "/v1/jobs?hold=true" : "/v1/jobs", docs[i]));
+      auto job = JsonOf(api.Post(f.hold ? "/v1/jobs?hold=true" : "/v1/jobs",
+                                 ec ? docs[i] : WithAbsoluteWorkingDir(docs[i], cwd.string())));
       const std::string where =
           docs.size() > 1 ? file + " (document " + std::to_string(i + 1) + ")" : file;
       if (!job) {

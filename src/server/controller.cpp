@@ -997,6 +997,7 @@ TaskLaunch Controller::LaunchOfLocked(const TaskRecord& t) const {
   l.grace_period_seconds = spec.grace_period_seconds;
   l.working_dir = spec.working_dir;
   l.checkpoint_dir = spec.checkpoint_dir;
+  l.checkpoint_interval_seconds = spec.checkpoint_interval_seconds;
   return l;
 }
 

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -604,6 +605,7 @@ const std::vector<std::string>& ReservedEnvNames() {
                                                   "TESSERA_NODE",
                                                   "TESSERA_SIMULATED_GPUS",
                                                   "TESSERA_CHECKPOINT_DIR",
+                                                  "TESSERA_CHECKPOINT_INTERVAL_SECONDS",
                                                   "TASK_COUNT",
                                                   "REPLICA_INDEX",
                                                   "CUDA_DEVICE_ORDER",
@@ -765,7 +767,9 @@ Result<JobSpec> JobSpecFromJson(const Json& doc, std::vector<FieldError>* errors
   if (auto v = val.Bool(*s, P, "shell")) spec.shell = *v;
   if (auto w = val.StringField(*s, P, "workingDir", kMaxPathBytes, false)) {
     if (w->front() != '/') {
-      val.Fail("spec.workingDir", "must be an absolute path, got " + Quote(*w));
+      val.Fail("spec.workingDir", "must be an absolute path, got " + Quote(*w) +
+                                      " (`tessera submit` resolves a relative one against the "
+                                      "directory it runs in)");
     } else {
       spec.working_dir = *w;
     }
@@ -1144,6 +1148,20 @@ Json JobSpecToJson(const JobSpec& spec) {
               {"kind", std::string(KindName(spec.kind))},
               {"metadata", std::move(meta)},
               {"spec", std::move(s)}};
+}
+
+std::string WithAbsoluteWorkingDir(const std::string& text, const std::string& base_dir) {
+  auto tree = ParseDocument(text);
+  if (!tree || !tree->is_object() || !tree->contains("spec") || !(*tree)["spec"].is_object())
+    return text;
+  auto& spec = (*tree)["spec"];
+  if (!spec.contains("workingDir") || !spec["workingDir"].is_string()) return text;
+  const std::string dir = spec["workingDir"].get<std::string>();
+  if (dir.empty() || dir.front() == '/') return text;
+  std::string resolved = (std::filesystem::path(base_dir) / dir).lexically_normal().string();
+  while (resolved.size() > 1 && resolved.back() == '/') resolved.pop_back();
+  spec["workingDir"] = resolved;
+  return DumpJson(*tree);
 }
 
 }  // namespace tessera

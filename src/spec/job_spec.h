@@ -98,6 +98,12 @@ Result<JobSpec> ParseJobSpec(std::string_view text, std::vector<FieldError>* err
 Result<JobSpec> JobSpecFromJson(const nlohmann::json& doc,
                                 std::vector<FieldError>* errors = nullptr);
 
+// `tessera submit`'s rule, as sbatch runs a job where it was submitted: a relative
+// spec.workingDir of the document `text` is taken against `base_dir` (absolute). Returns the
+// document as JSON when it changed it, `text` unchanged otherwise (also when it does not parse:
+// that is ParseJobSpec's to report). The controller itself accepts only absolute paths.
+std::string WithAbsoluteWorkingDir(const std::string& text, const std::string& base_dir);
+
 // The canonical JSON form: apiVersion, kind, metadata and every spec field with its value.
 nlohmann::json JobSpecToJson(const JobSpec& spec);
 

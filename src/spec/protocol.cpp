@@ -126,7 +126,8 @@ Json ToJson(const TaskLaunch& t) {
           {"masterPort", t.master_port},
           {"gracePeriodSeconds", t.grace_period_seconds},
           {"workingDir", t.working_dir},
-          {"checkpointDir", t.checkpoint_dir}};
+          {"checkpointDir", t.checkpoint_dir},
+          {"checkpointIntervalSeconds", t.checkpoint_interval_seconds}};
 }
 
 Json ToJson(const TaskReport& r) {
@@ -232,6 +233,7 @@ Result<TaskLaunch> TaskLaunchFromJson(const Json& j) {
   r.Get("gracePeriodSeconds", t.grace_period_seconds);
   r.Get("workingDir", t.working_dir);
   r.Get("checkpointDir", t.checkpoint_dir);
+  r.Get("checkpointIntervalSeconds", t.checkpoint_interval_seconds);
   if (auto s = r.status(); !s) return std::unexpected(s.error());
   if (t.command.empty()) return InvalidArgument("task.command: must not be empty");
   if (t.processes < 1 || t.processes > 1024) return InvalidArgument("task.processes: out of range");

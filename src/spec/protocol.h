@@ -72,6 +72,7 @@ struct TaskLaunch {
   int grace_period_seconds = 30;
   std::string working_dir;
   std::string checkpoint_dir;
+  int checkpoint_interval_seconds = 0;  // spec.checkpoint.intervalSeconds; 0: not stated
 };
 
 enum class ReportedState { kRunning, kExited, kStopped, kFailedToStart, kLost };

@@ -98,6 +98,24 @@ TEST(LauncherTest, EachProcessGetsTheTorchrunEnvironment) {
   EXPECT_EQ(benv["TESSERA_GPU_SHARE_MILLI"], "500");
 }
 
+TEST(LauncherTest, CheckpointDirectoryAndIntervalComeFromTheSpec) {
+  LaunchSettings s;
+  TaskLaunch t = Worker(0);
+  // Not stated in the spec: not set, and not inherited from the agent's own environment.
+  auto none = AsMap(TaskEnvironment(t, 0, s, {"TESSERA_CHECKPOINT_INTERVAL_SECONDS=5"}));
+  EXPECT_FALSE(none.contains("TESSERA_CHECKPOINT_DIR"));
+  EXPECT_FALSE(none.contains("TESSERA_CHECKPOINT_INTERVAL_SECONDS"));
+  t.checkpoint_dir = "/lustre/ckpt/llama";
+  t.checkpoint_interval_seconds = 1800;
+  auto env = AsMap(TaskEnvironment(t, 0, s, {}));
+  EXPECT_EQ(env["TESSERA_CHECKPOINT_DIR"], "/lustre/ckpt/llama");
+  EXPECT_EQ(env["TESSERA_CHECKPOINT_INTERVAL_SECONDS"], "1800");
+  // And the interval travels from the controller to the agent.
+  auto back = TaskLaunchFromJson(ToJson(t));
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(back->checkpoint_interval_seconds, 1800);
+}
+
 TEST(GpuInventoryTest, SimulatedGpusAreMarkedAsSuch) {
   auto inv = SimulatedGpus("8xH100", "node-0");
   ASSERT_TRUE(inv.has_value());

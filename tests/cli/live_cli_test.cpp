@@ -3,6 +3,7 @@
 // cancel, down, and up again on the same state directory.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -174,6 +175,24 @@ TEST_F(CliTest, HeldJobsStartOnlyWhenReleasedEvenAfterARestart) {
   ASSERT_EQ(all.exit_code, 0) << all.err;
   EXPECT_NE(all.out.find("1 job(s) released"), std::string::npos) << all.out;
   EXPECT_TRUE(WaitFor([&] { return FindJob("held-2").value("phase", "") == "Succeeded"; }, 20));
+}
+
+// A relative spec.workingDir is the directory `tessera submit` runs in (this test's: the
+// repository), as with sbatch; the task runs there.
+TEST_F(CliTest, ARelativeWorkingDirIsWhereSubmitRuns) {
+  Watchdog watchdog(60s, "workingDir test");
+  auto up = Tessera({"up", "--state", state_.path(), "--agents", "1", "--gpus", "1xH100"});
+  up_ = true;
+  ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
+  auto r = Tessera({"submit", "-f", "-"},
+                   "apiVersion: tessera/v1\nkind: BatchJob\nmetadata: {name: where}\n"
+                   "spec: {tasks: 1, gpusPerTask: 1, workingDir: examples/../examples/, "
+                   "command: [pwd]}\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string expected = std::filesystem::current_path().string() + "/examples";
+  ASSERT_TRUE(WaitFor([&] { return FindJob("where").value("phase", "") == "Succeeded"; }, 20));
+  EXPECT_EQ(JsonOut({"describe", "job", "where"})["spec"]["spec"]["workingDir"], expected);
+  EXPECT_EQ(Tessera({"logs", "where"}).out, expected + "\n");
 }
 
 TEST_F(CliTest, SaysHowToFindACluster) {

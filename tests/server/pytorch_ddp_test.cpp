@@ -63,15 +63,18 @@ class PytorchDdpTest : public ::testing::Test {
     }
   }
 
-  // examples/pytorch-ddp.yaml for this machine: the repository as working directory, a fresh
-  // checkpoint directory, and the given name, steps and processes per worker.
+  // examples/pytorch-ddp.yaml for this machine: a fresh checkpoint directory, and the given
+  // name, steps, checkpoint cadence and processes per worker. Its `workingDir: .` is this
+  // directory (the repository), resolved by `tessera submit`. A time-based checkpoint lands on
+  // a step of its own, so only the test that asks for one gets a short `intervalSeconds`.
   std::string Spec(const std::string& name, int steps, int checkpoint_every,
-                   const std::string& more_args = "", int processes = 1) {
+                   const std::string& more_args = "", int processes = 1,
+                   int checkpoint_seconds = 3600) {
     std::string spec = ReadFile("examples/pytorch-ddp.yaml");
     Substitute(spec, "name: ddp-tiny-lm", "name: " + name);
     Substitute(spec, "/tmp/tessera-ckpt/ddp-tiny-lm", ckpt_.path() + "/" + name);
-    Substitute(spec, "workingDir: /srv/tessera",
-               "workingDir: " + std::filesystem::current_path().string());
+    Substitute(spec, "intervalSeconds: 60",
+               "intervalSeconds: " + std::to_string(checkpoint_seconds));
     // A step and a save take well under a second; a peer stuck in a collective is killed soon.
     Substitute(spec, "gracePeriodSeconds: 30", "gracePeriodSeconds: 10");
     Substitute(spec, "processesPerWorker: 1", "processesPerWorker: " + std::to_string(processes));
@@ -112,7 +115,8 @@ TEST_F(PytorchDdpTest, NormalRunLossGoesDownAndEveryRankLogs) {
   Watchdog watchdog(150s, "pytorch normal run");
   LiveCluster c;
   ASSERT_TRUE(c.WaitForReadyNodes(2));
-  Submit(c, Spec("ddp-normal", 40, 10));
+  // Checkpoints every 10 steps and, from spec.checkpoint.intervalSeconds, every second.
+  Submit(c, Spec("ddp-normal", 40, 10, ", --min-step-seconds, \"0.15\"", 1, 1));
   ASSERT_TRUE(c.WaitForPhase("default", "ddp-normal", "Succeeded", 120))
       << c.Job("default", "ddp-normal").dump(2) << c.Logs();
 
@@ -138,10 +142,18 @@ TEST_F(PytorchDdpTest, NormalRunLossGoesDownAndEveryRankLogs) {
     std::printf("figures: rank %d loss %.3f -> %.3f (mean of steps 1-5 and 36-40)\n", rank, first,
                 last);
   }
-  // Rank 0 wrote the checkpoints; the last one is the final step.
+  // The job ran in the submitter's directory (`workingDir: .`).
+  const Json job = c.Job("default", "ddp-normal");
+  EXPECT_EQ(job["spec"]["spec"]["workingDir"], std::filesystem::current_path().string())
+      << job.dump(2);
+  // Rank 0 wrote the checkpoints: by steps, by time (TESSERA_CHECKPOINT_INTERVAL_SECONDS=1 from
+  // the spec; 10 steps take at least 1.5 s), and the final step.
   EXPECT_TRUE(std::filesystem::exists(ckpt_.path() + "/ddp-normal/checkpoint.pt"));
-  EXPECT_NE(Logs(c, "ddp-normal", 0).find("checkpoint saved at step 40 (final)"),
-            std::string::npos);
+  const std::string log0 = Logs(c, "ddp-normal", 0);
+  EXPECT_NE(log0.find("TESSERA_CHECKPOINT_INTERVAL_SECONDS=1"), std::string::npos) << log0;
+  EXPECT_NE(log0.find("checkpoint saved at step 10 (interval)"), std::string::npos) << log0;
+  EXPECT_NE(log0.find(" (time)"), std::string::npos) << log0;
+  EXPECT_NE(log0.find("checkpoint saved at step 40 (final)"), std::string::npos) << log0;
 }
 
 TEST_F(PytorchDdpTest, NodeLossResumesFromLastCheckpointOnSpareNode) {

@@ -136,9 +136,33 @@ TEST(JobSpecTest, ExamplesDirectoryParses) {
     ASSERT_TRUE(in.good()) << file;
     std::stringstream ss;
     ss << in.rdbuf();
-    auto spec = ParseJobSpec(ss.str());
+    // As `tessera submit` sends them from the repository root (pytorch-ddp.yaml: `workingDir: .`).
+    auto spec = ParseJobSpec(WithAbsoluteWorkingDir(ss.str(), "/srv/tessera"));
     EXPECT_TRUE(spec.has_value()) << file << ": " << (spec ? "" : spec.error().message);
   }
+}
+
+TEST(JobSpecTest, ARelativeWorkingDirIsTheSubmittersDirectory) {
+  const std::string rel = Training(
+      "  workers: 1\n  gpusPerWorker: 1\n  workingDir: ../src/./app/\n"
+      "  command: [x]\n");
+  // The controller refuses it, and says who resolves it.
+  EXPECT_EQ(ErrorsOf(rel),
+            "spec.workingDir: must be an absolute path, got \"../src/./app/\" (`tessera submit` "
+            "resolves a relative one against the directory it runs in)");
+  auto spec = ParseJobSpec(WithAbsoluteWorkingDir(rel, "/home/ana/runs"));
+  ASSERT_TRUE(spec.has_value()) << spec.error().message;
+  EXPECT_EQ(spec->working_dir, "/home/ana/src/app");
+  auto dot = ParseJobSpec(WithAbsoluteWorkingDir(
+      Training("  workers: 1\n  gpusPerWorker: 1\n  workingDir: .\n  command: [x]\n"), "/w"));
+  ASSERT_TRUE(dot.has_value()) << dot.error().message;
+  EXPECT_EQ(dot->working_dir, "/w");
+  // Absolute paths, no workingDir and unparsable text pass through untouched.
+  const std::string abs = Training(
+      "  workers: 1\n  gpusPerWorker: 1\n  workingDir: /x\n"
+      "  command: [x]\n");
+  EXPECT_EQ(WithAbsoluteWorkingDir(abs, "/w"), abs);
+  EXPECT_EQ(WithAbsoluteWorkingDir("spec: [unclosed", "/w"), "spec: [unclosed");
 }
 
 TEST(JobSpecTest, NegativeAndAbsurdSizesNameTheField) {
