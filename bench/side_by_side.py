@@ -447,26 +447,35 @@ def tessera_burst(args, c, jobs, payload, burst):
     return res
 
 
-def burst_tessera(args, nodes, jobs, rep):
-    """One repeat: a plain and a shell burst, each on a fresh cluster (nothing left running)."""
+def burst_pair(args, jobs, rep, start_cluster, first_measures, run_burst):
+    """One repeat on one system: a plain and a shell burst, each on a freshly started cluster
+    once the previous one's processes are gone (a Slurm cluster that has just cancelled 1,000
+    jobs answers the next release several times slower)."""
     out = {}
     for k, payload in enumerate(("plain", "shell")):
         settle(args.baseline_tasks)
-        c = Tessera(args.bin_dir, args.workdir, nodes)
+        cluster = start_cluster(k)
         try:
             if k == 0:
-                out["rss_mib"] = c.rss_mib()
-                out["start_seconds"] = c.start_seconds
-                if rep == 0:
-                    # What keeping `nodes` nodes alive costs: the control plane's CPU over 10
-                    # idle seconds (every node heartbeats once a second).
-                    cpu0, w0 = c.cpu_seconds(), time.time()
-                    time.sleep(10)
-                    out["idle_cpu_fraction"] = (c.cpu_seconds() - cpu0) / (time.time() - w0)
-            out[payload] = tessera_burst(args, c, jobs, payload, 2 * rep + k)
+                out.update(first_measures(cluster))
+            out[payload] = run_burst(args, cluster, jobs, payload, 2 * rep + k)
         finally:
-            c.stop()
+            cluster.stop()
     return out
+
+
+def burst_tessera(args, nodes, jobs, rep):
+    def first_measures(c):
+        out = {"rss_mib": c.rss_mib(), "start_seconds": c.start_seconds}
+        if rep == 0:
+            # What keeping `nodes` nodes alive costs: the control plane's CPU over 10 idle
+            # seconds (every node heartbeats once a second).
+            cpu0, w0 = c.cpu_seconds(), time.time()
+            time.sleep(10)
+            out["idle_cpu_fraction"] = (c.cpu_seconds() - cpu0) / (time.time() - w0)
+        return out
+    return burst_pair(args, jobs, rep, lambda k: Tessera(args.bin_dir, args.workdir, nodes),
+                      first_measures, tessera_burst)
 
 
 def slurm_burst(args, s, jobs, payload, burst):
@@ -501,20 +510,13 @@ def slurm_burst(args, s, jobs, payload, burst):
 
 
 def burst_slurm(args, nodes, jobs, rep):
-    out = {}
-    for k, payload in enumerate(("plain", "shell")):
-        # A fresh cluster per burst, as for Tessera: a cluster that has just cancelled 1,000 jobs
-        # answers the next release several times slower. Each on other ports than the last
-        # (slurmctld's listening port may still be held just after a stop), four sets in turn.
-        settle(args.baseline_tasks)
-        s = Slurm(args.workdir, nodes, port=args.slurm_port + (nodes + 100) * ((2 * rep + k) % 4))
-        try:
-            if k == 0:
-                out["start_seconds"], out["rss_mib"] = s.start_seconds, s.rss_mib()
-            out[payload] = slurm_burst(args, s, jobs, payload, 2 * rep + k)
-        finally:
-            s.stop()
-    return out
+    # Each cluster on other ports than the last (slurmctld's listening port may still be held
+    # just after a stop), four sets in turn.
+    return burst_pair(
+        args, jobs, rep,
+        lambda k: Slurm(args.workdir, nodes,
+                        port=args.slurm_port + (nodes + 100) * ((2 * rep + k) % 4)),
+        lambda s: {"start_seconds": s.start_seconds, "rss_mib": s.rss_mib()}, slurm_burst)
 
 
 def summarise(runs):

@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "spec/document.h"
@@ -566,65 +568,23 @@ void Agent::Pause(int ms) {
   cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stop_.load(); });
 }
 
-void Agent::HeartbeatOneNode() {
-  ServedNode& node = nodes_.front();
+// One loop for a single node (its own long poll, `/v1/agents/NODE/heartbeat`) and for emulated
+// nodes (one batched poll for all, `/v1/agents/heartbeat`): register what is not registered,
+// report, wait for news at most one interval (none when there is something to report), apply.
+void Agent::HeartbeatLoop() {
   httplib::Client client(options_.server_url);
   client.set_tcp_nodelay(true);
   client.set_connection_timeout(2, 0);
   client.set_keep_alive(true);
-  while (!stop_) {
-    if (!node.registered && !Register(node)) {
-      Complain("controller at " + options_.server_url +
-               " unreachable; retrying (tasks keep running)");
-      Pause(500);
-      continue;
-    }
-    Tick wait = 0;
+  const bool batched = options_.simulate_nodes > 0;
+  auto retry_later = [this](const std::string& why) {
+    Complain(why);
     {
       std::lock_guard lock(mu_);
-      wait = dirty_ ? 0 : heartbeat_interval_ms_;
-      dirty_ = false;
+      dirty_ = true;  // report everything again once through
     }
-    const HeartbeatRequest req = BuildRequest(node.name);
-    client.set_read_timeout(static_cast<time_t>(wait / 1000 + 10), 0);
-    const std::string path =
-        "/v1/agents/" + node.name + "/heartbeat?waitMs=" + std::to_string(wait);
-    auto res = client.Post(path.c_str(), DumpJson(ToJson(req)), "application/json");
-    if (!res) {
-      Complain("heartbeat failed (" + httplib::to_string(res.error()) +
-               "); retrying, tasks keep running");
-      {
-        std::lock_guard lock(mu_);
-        dirty_ = true;
-      }
-      Pause(500);
-      continue;
-    }
-    if (res->status == 404) {
-      node.registered = false;
-      continue;
-    }
-    if (res->status != 200) {
-      Complain("heartbeat refused (" + std::to_string(res->status) + "): " + res->body);
-      Pause(500);
-      continue;
-    }
-    auto doc = ParseJson(res->body);
-    if (!doc) continue;
-    auto reply = HeartbeatReplyFromJson(*doc);
-    if (!reply) {
-      Complain("bad heartbeat reply: " + reply.error().message);
-      continue;
-    }
-    Apply({{node.name, std::move(*reply)}});
-  }
-}
-
-void Agent::HeartbeatManyNodes() {
-  httplib::Client client(options_.server_url);
-  client.set_tcp_nodelay(true);
-  client.set_connection_timeout(2, 0);
-  client.set_keep_alive(true);
+    Pause(500);
+  };
   while (!stop_) {
     bool all_registered = true;
     for (auto& node : nodes_) {
@@ -633,7 +593,7 @@ void Agent::HeartbeatManyNodes() {
     }
     if (!all_registered) {
       Complain("controller at " + options_.server_url +
-               " unreachable or refusing some nodes; retrying (tasks keep running)");
+               " unreachable or refusing registration; retrying (tasks keep running)");
       Pause(500);
       continue;
     }
@@ -643,35 +603,50 @@ void Agent::HeartbeatManyNodes() {
       wait = dirty_ ? 0 : heartbeat_interval_ms_;
       dirty_ = false;
     }
-    const NodesHeartbeatRequest req = BuildNodesRequest();
+    const std::string& single = nodes_.front().name;
+    const std::string path =
+        (batched ? "/v1/agents/heartbeat" : "/v1/agents/" + single + "/heartbeat") +
+        "?waitMs=" + std::to_string(wait);
+    const std::string body =
+        batched ? DumpJson(ToJson(BuildNodesRequest())) : DumpJson(ToJson(BuildRequest(single)));
     client.set_read_timeout(static_cast<time_t>(wait / 1000 + 10), 0);
-    const std::string path = "/v1/agents/heartbeat?waitMs=" + std::to_string(wait);
-    auto res = client.Post(path.c_str(), DumpJson(ToJson(req)), "application/json");
-    if (!res || res->status != 200) {
-      Complain(!res ? "heartbeat failed (" + httplib::to_string(res.error()) +
-                          "); retrying, tasks keep running"
-                    : "heartbeat refused (" + std::to_string(res->status) + "): " + res->body);
-      {
-        std::lock_guard lock(mu_);
-        dirty_ = true;
-      }
-      Pause(500);
+    auto res = client.Post(path.c_str(), body, "application/json");
+    if (!res) {
+      retry_later("heartbeat failed (" + httplib::to_string(res.error()) +
+                  "); retrying, tasks keep running");
+      continue;
+    }
+    if (!batched && res->status == 404) {
+      nodes_.front().registered = false;  // the controller lost it (e.g. a fresh store)
+      continue;
+    }
+    if (res->status != 200) {
+      retry_later("heartbeat refused (" + std::to_string(res->status) + "): " + res->body);
       continue;
     }
     auto doc = ParseJson(res->body);
     if (!doc) continue;
-    auto reply = NodesHeartbeatReplyFromJson(*doc);
-    if (!reply) {
-      Complain("bad heartbeat reply: " + reply.error().message);
-      continue;
-    }
-    for (auto& node : nodes_) {
-      if (std::find(reply->unknown.begin(), reply->unknown.end(), node.name) !=
-          reply->unknown.end()) {
-        node.registered = false;  // the controller lost it (e.g. a fresh store): register again
+    std::map<std::string, HeartbeatReply> replies;
+    if (batched) {
+      auto reply = NodesHeartbeatReplyFromJson(*doc);
+      if (!reply) {
+        Complain("bad heartbeat reply: " + reply.error().message);
+        continue;
       }
+      const std::set<std::string> unknown(reply->unknown.begin(), reply->unknown.end());
+      for (auto& node : nodes_) {
+        if (unknown.contains(node.name)) node.registered = false;  // register it again
+      }
+      replies = std::move(reply->nodes);
+    } else {
+      auto reply = HeartbeatReplyFromJson(*doc);
+      if (!reply) {
+        Complain("bad heartbeat reply: " + reply.error().message);
+        continue;
+      }
+      replies.emplace(single, std::move(*reply));
     }
-    Apply(reply->nodes);
+    Apply(replies);
   }
 }
 
@@ -706,11 +681,7 @@ int Agent::Run() {
                               ? " on each of " + std::to_string(nodes_.size()) + " emulated nodes"
                               : "") +
                          "; logs served at " + agent_url_);
-  if (options_.simulate_nodes > 0) {
-    HeartbeatManyNodes();
-  } else {
-    HeartbeatOneNode();
-  }
+  HeartbeatLoop();
   Log(options_.node,
       options_.keep_tasks_on_exit ? "stopping; tasks keep running" : "stopping its tasks");
   if (!options_.keep_tasks_on_exit) StopAllTasks();

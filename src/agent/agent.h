@@ -97,9 +97,9 @@ class Agent {
   void Apply(const std::map<std::string, HeartbeatReply>& replies);
   void LaunchLocked(const std::vector<std::pair<std::string, TaskLaunch>>& launches);
   static constexpr std::size_t kLaunchThreads = 16;
-  // The heartbeat loop of a single node (its own long poll) and of many (one batched poll).
-  void HeartbeatOneNode();
-  void HeartbeatManyNodes();
+  // Registers, reports and applies the answers until stopped: a single node's own long poll,
+  // or one batched poll for all emulated nodes.
+  void HeartbeatLoop();
   void LastHeartbeat();
   void Complain(const std::string& msg);  // at most one line per 5 s
   void Pause(int ms);                     // or until RequestStop()
