@@ -90,6 +90,13 @@ struct Workload {
   const TaskShape& ShapeOfTask(int rank) const;
 };
 
+// When a run that began at `started` last saved a checkpoint by `now`, for a job that saves
+// every `interval` (> 0) of its run: the last whole interval. The simulator and the live
+// controller both estimate it so, for checkpoint-aware preemption.
+inline Tick LastCheckpointAt(Tick started, Tick now, Tick interval) {
+  return now <= started ? started : started + (now - started) / interval * interval;
+}
+
 // Sets w.allowed_models and w.model_speed from w.gpu_models and w.gpu_model_speeds against the
 // models of one cluster (names the cluster lacks are ignored: no node has them).
 void ResolveGpuModels(const GpuModelCatalog& catalog, Workload& w);

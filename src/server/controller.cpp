@@ -1149,7 +1149,13 @@ int Controller::RunSchedulingCycle() {
           continue;
         }
         keys.push_back({id, unit.unit});
-        snap.jobs.push_back(JobView{wp, JobPhase::kRunning, pit->second, unit.started_ms, 0, 0, 0});
+        // Its last checkpoint, estimated from the spec's checkpoint.intervalSeconds (the program
+        // gets it as TESSERA_CHECKPOINT_INTERVAL_SECONDS); unknown: everything since the start.
+        const Tick interval = wp->checkpoint_interval;
+        const Tick saved =
+            interval > 0 ? LastCheckpointAt(unit.started_ms, snap.now, interval) : unit.started_ms;
+        snap.jobs.push_back(
+            JobView{wp, JobPhase::kRunning, pit->second, unit.started_ms, 0, 0, saved});
       }
     }
   }

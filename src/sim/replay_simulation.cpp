@@ -159,8 +159,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
   // interval every moment is a checkpoint (nothing is lost).
   auto saved_wall = [&](std::size_t j, Tick started, Tick now) {
     const Tick interval = interval_of(j);
-    const Tick ran = now - started;
-    return interval > 0 ? ran / interval * interval : ran;
+    return interval > 0 ? LastCheckpointAt(started, now, interval) - started : now - started;
   };
   ClusterState state(cluster);
   std::vector<std::size_t> active;  // pending or running, by job index
