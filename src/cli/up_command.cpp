@@ -30,6 +30,7 @@ struct UpFlags {
   double heartbeat_timeout = 10;
   std::string queue_policy;
   bool priority_preemption = false;
+  std::string queues;  // queue tree YAML for drf / drf-naive
   std::string placement_policy;
   std::string bin_dir;
   double timeout = 30;
@@ -91,6 +92,11 @@ Status RunUp(UpFlags f) {
   if (!f.placement_policy.empty())
     argv.insert(argv.end(), {"--placement-policy", f.placement_policy});
   if (f.priority_preemption) argv.push_back("--priority-preemption");
+  if (!f.queues.empty()) {
+    // tesserad runs detached from this directory: hand it an absolute path.
+    argv.insert(argv.end(),
+                {"--queues", std::filesystem::absolute(f.queues).lexically_normal().string()});
+  }
   const std::string controller_log = state + "/logs/tesserad.log";
   auto pid = SpawnDetached(argv, controller_log);
   if (!pid) return std::unexpected(pid.error());
@@ -200,7 +206,10 @@ void RegisterUpCommand(CLI::App& app) {
   cmd->add_option("--heartbeat-timeout", flags->heartbeat_timeout,
                   "Seconds before a silent node is lost")
       ->capture_default_str();
-  cmd->add_option("--queue-policy", flags->queue_policy, "Scheduler queue policy (default fifo)");
+  cmd->add_option("--queue-policy", flags->queue_policy,
+                  "Scheduler queue policy (default fifo; drf and drf-naive need --queues)");
+  cmd->add_option("--queues", flags->queues,
+                  "Queue tree YAML: teams' quotas, borrowing, weights (docs/quotas.md)");
   cmd->add_option("--placement-policy", flags->placement_policy,
                   "Placement policy (default bestfit)");
   cmd->add_flag("--priority-preemption", flags->priority_preemption,

@@ -6,6 +6,8 @@
 #include <random>
 
 #include "sched/placement/task_placer.h"
+#include "sched/queue/queue_policy.h"
+#include "sim/queue_file.h"
 #include "spec/document.h"
 #include "spec/text.h"
 
@@ -83,9 +85,36 @@ Controller::Controller(Store* store, ControllerOptions options)
 
 Controller::~Controller() { Stop(); }
 
+Result<std::set<std::string>> CheckControllerOptions(const ControllerOptions& options) {
+  SchedulerConfig check = options.scheduler;
+  std::set<std::string> leaves;
+  const bool fair_share = IsFairSharePolicy(options.scheduler.queue_policy);
+  if (fair_share && !options.queues) {
+    return InvalidArgument("queue policy '" + options.scheduler.queue_policy +
+                           "' needs a queue tree (--queues FILE; see docs/quotas.md)");
+  }
+  if (options.queues) {
+    if (!fair_share) {
+      return InvalidArgument("--queues: needs queue policy drf or drf-naive, not '" +
+                             options.scheduler.queue_policy + "'");
+    }
+    // Its shape checked now, against a cluster large enough for any absolute guarantee; each
+    // cycle builds it against the nodes that have registered.
+    constexpr std::int64_t kAny = std::int64_t{1} << 40;
+    auto tree = QueueTree::Build(*options.queues, Resources{kAny, kAny, kAny});
+    if (!tree) return InvalidArgument(options.queues_source + ": " + tree.error().message);
+    for (int leaf : tree->leaves()) leaves.insert(tree->node(leaf).path);
+    check.queues = std::make_shared<const QueueTree>(std::move(*tree));
+  }
+  if (auto s = Scheduler::Create(check); !s) return std::unexpected(s.error());
+  return leaves;
+}
+
 Result<std::unique_ptr<Controller>> Controller::Create(Store* store, ControllerOptions options) {
-  if (auto s = Scheduler::Create(options.scheduler); !s) return std::unexpected(s.error());
+  auto leaves = CheckControllerOptions(options);
+  if (!leaves) return std::unexpected(leaves.error());
   std::unique_ptr<Controller> c(new Controller(store, std::move(options)));
+  c->leaf_queues_ = std::move(*leaves);
   c->started_ms_ = c->Now();
   std::lock_guard lock(c->mu_);
   if (auto s = c->LoadLocked(); !s) return std::unexpected(s.error());
@@ -268,6 +297,13 @@ ApiResult<Json> Controller::Submit(std::string_view text, bool hold) {
   std::vector<FieldError> fields;
   auto spec = ParseJobSpec(text, &fields);
   if (!spec) return std::unexpected(ApiError{spec.error(), fields});
+  if (options_.queues && !leaf_queues_.contains(spec->queue)) {
+    std::string leaves;
+    for (const auto& q : leaf_queues_) leaves += (leaves.empty() ? "" : ", ") + q;
+    FieldError f{"metadata.queue", "'" + spec->queue + "' is not a leaf queue of the queue tree (" +
+                                       options_.queues_source + "): one of " + leaves};
+    return std::unexpected(ApiError{InvalidArgument(f.ToString()).error(), {f}});
+  }
   auto req = std::make_shared<SubmitRequest>();
   req->spec = std::move(*spec);
   req->hold = hold;
@@ -1170,7 +1206,26 @@ int Controller::RunSchedulingCycle() {
         snap.releasing.push_back(pit->second);
     }
   }
-  auto scheduler = Scheduler::Create(options_.scheduler);
+  SchedulerConfig config = options_.scheduler;
+  if (options_.queues) {
+    // Fractions of the cluster resolve against what has registered; absolute guarantees that
+    // exceed it wait for more nodes (with the last tree that fitted, if any).
+    const Resources capacity = ClusterCapacity(cluster);
+    if (!queue_tree_ || !(capacity == queue_tree_->capacity())) {
+      auto tree = QueueTree::Build(*options_.queues, capacity);
+      std::string problem = tree ? "" : tree.error().message;
+      if (tree) queue_tree_ = std::make_shared<const QueueTree>(std::move(*tree));
+      if (problem != queue_tree_problem_ && !problem.empty()) {
+        std::fprintf(stderr, "tesserad: queue tree %s does not fit the %lld registered GPUs: %s\n",
+                     options_.queues_source.c_str(),
+                     static_cast<long long>(capacity.gpu_milli / 1000), problem.c_str());
+      }
+      queue_tree_problem_ = problem;
+    }
+    if (!queue_tree_) return 0;
+    config.queues = queue_tree_;
+  }
+  auto scheduler = Scheduler::Create(config);
   if (!scheduler) return 0;
   const Decisions decisions = scheduler->Schedule(snap, state);
   // A preempted gang keeps its GPUs until its processes are gone (SIGTERM, the grace period):

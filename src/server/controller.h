@@ -45,9 +45,19 @@ struct ControllerOptions {
   Tick schedule_interval_ms = 1000;   // at most this long between cycles when idle
   Tick min_cycle_gap_ms = 5;          // bursts of changes share a cycle
   SchedulerConfig scheduler;          // queue policy fifo, placement bestfit by default
+  // Hierarchical quotas (queue policies drf and drf-naive, and only those): the queue tree as
+  // read from `tesserad --queues FILE`. Each cycle schedules with it built against the
+  // registered nodes' capacity; jobs must name one of its leaf queues.
+  std::optional<QueueTreeSpec> queues;
+  std::string queues_source;  // the file, for messages
   std::size_t events_in_memory = 20000;
   std::function<Tick()> now;  // wall clock in ms since the epoch unless set (tests)
 };
+
+// Checks options as Controller::Create does (the scheduler's config; the queue tree's shape
+// with drf and drf-naive, which need one and are the only ones that take one); returns the
+// tree's leaf queues (none without a tree).
+Result<std::set<std::string>> CheckControllerOptions(const ControllerOptions& options);
 
 // One error of the API: an Error plus, for specs, the field errors.
 struct ApiError {
@@ -210,6 +220,11 @@ class Controller {
   std::set<std::int64_t> active_;         // jobs not finished
   std::uint64_t node_generation_ = 1;     // bumped when a node is added or changes shape
   std::int64_t last_free_gpu_milli_ = 0;  // on schedulable nodes, after the last cycle
+  // With options_.queues: the tree of the last cycle (rebuilt when the capacity changes), the
+  // leaf queues jobs may name, and why the tree cannot be built now (said once per change).
+  std::shared_ptr<const QueueTree> queue_tree_;
+  std::set<std::string> leaf_queues_;
+  std::string queue_tree_problem_;
 
   // Group commit of submissions: the first waiting submitter commits for everyone queued.
   std::mutex submit_mu_;

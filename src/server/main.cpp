@@ -11,11 +11,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "server/controller.h"
 #include "server/http_api.h"
 #include "server/scheduler_config.h"
+#include "sim/queue_file.h"
 #include "store/sqlite_store.h"
 
 namespace {
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
   std::string queue_policy;
   std::string placement_policy;
   bool priority_preemption = false;
+  std::string queues_path;
   int http_threads = 128;
   app.add_option("--state", state_dir, "State directory (the database is DIR/tesserad.db)");
   app.add_option("--db", db_path, "SQLite database file (overrides --state)");
@@ -57,11 +60,14 @@ int main(int argc, char** argv) {
   app.add_option("--endpoint-file", endpoint_file, "Write http://HOST:PORT here once listening");
   app.add_option("--config", config_path, "Scheduler config YAML (queuePolicy, placementPolicy)");
   app.add_option("--queue-policy", queue_policy,
-                 "fifo | backfill | srtf | srsf | las (overrides --config)");
+                 "fifo | backfill | srtf | srsf | las | drf | drf-naive (overrides --config)");
   app.add_option("--placement-policy", placement_policy,
                  "e.g. bestfit, firstfit, fgd (overrides --config)");
   app.add_flag("--priority-preemption", priority_preemption,
                "A job that does not fit preempts running jobs of lower priority (fifo, backfill)");
+  app.add_option("--queues", queues_path,
+                 "Queue tree YAML (hierarchical quotas, docs/quotas.md) for --queue-policy drf "
+                 "or drf-naive; jobs name its leaf queues");
   app.add_option("--heartbeat-timeout", heartbeat_timeout_s,
                  "Seconds of silence before a node is lost")
       ->capture_default_str()
@@ -107,7 +113,23 @@ int main(int argc, char** argv) {
   if (!queue_policy.empty()) options.scheduler.queue_policy = queue_policy;
   if (!placement_policy.empty()) options.scheduler.placement_policy = placement_policy;
   if (priority_preemption) options.scheduler.priority_preemption = true;
-  if (auto s = tessera::Scheduler::Create(options.scheduler); !s) {
+  if (!queues_path.empty()) {
+    std::ifstream in(queues_path, std::ios::binary);
+    if (!in) {
+      std::fprintf(stderr, "tesserad: %s: cannot open\n", queues_path.c_str());
+      return 2;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto tree = tessera::ParseQueueFile(text.str(), queues_path);
+    if (!tree) {
+      std::fprintf(stderr, "tesserad: %s\n", tree.error().message.c_str());
+      return 2;
+    }
+    options.queues = std::move(*tree);
+    options.queues_source = queues_path;
+  }
+  if (auto s = tessera::CheckControllerOptions(options); !s) {
     std::fprintf(stderr, "tesserad: %s\n", s.error().message.c_str());
     return 2;
   }

@@ -4,7 +4,8 @@
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(CPP_HTTPLIB REQUIRED IMPORTED_TARGET GLOBAL cpp-httplib)
 
-tessera_part(server DEPS tessera_sched tessera_store tessera_spec tessera_core
+# tessera_sim for the queue tree file reader the simulator shares (sim/queue_file.h).
+tessera_part(server DEPS tessera_sched tessera_sim tessera_store tessera_spec tessera_core
   PkgConfig::CPP_HTTPLIB Threads::Threads nlohmann_json::nlohmann_json yaml-cpp)
 
 add_executable(tesserad ${CMAKE_CURRENT_SOURCE_DIR}/src/server/main.cpp)

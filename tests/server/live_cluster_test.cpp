@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -376,6 +377,68 @@ TEST(LiveClusterTest, AKilledAgentsGangIsRecoveredAfterTheHeartbeatTimeout) {
   bool lost = false;
   for (const auto& n : c.Nodes()) lost |= n["name"] == victim && n["status"] == "Lost";
   EXPECT_TRUE(lost);
+}
+
+// Hierarchical quotas in the live cluster: two teams guaranteed half of the 4 GPUs each.
+// research borrows the idle half; when product submits, the borrowed GPUs are reclaimed (one
+// research gang is stopped and requeued) and product's job starts. Jobs must name a leaf queue.
+TEST(LiveClusterTest, ATeamGetsItsGuaranteedGpusBackFromABorrowerUnderDrf) {
+  Watchdog watchdog(90s, "drf reclaim test");
+  TempDir dir("tessera-queues");
+  const std::string queues = dir.path() + "/queues.yaml";
+  {
+    std::ofstream out(queues);
+    out << "reclaim: {graceSeconds: 0}\n"
+           "queues:\n"
+           "  - {name: research, guaranteed: {gpu: 50%}}\n"
+           "  - {name: product, guaranteed: {gpu: 50%}}\n";
+  }
+  LiveCluster::Options o;
+  o.agents = 1;
+  o.gpus = "4xH100";
+  o.controller_args = {"--queue-policy", "drf", "--queues", queues};
+  LiveCluster c(o);
+  ASSERT_TRUE(c.WaitForReadyNodes(1)) << c.Logs();
+  auto job = [](const std::string& name, const std::string& queue) {
+    return "apiVersion: tessera/v1\nkind: TrainingJob\nmetadata: {name: " + name +
+           ", queue: " + queue +
+           "}\nspec: {workers: 1, gpusPerWorker: 2, gracePeriodSeconds: 1, command: [sleep, "
+           "\"60\"]}\n";
+  };
+  // Only leaf queues of the tree are accepted.
+  auto unknown = c.Submit(job("lost", "default"));
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_NE(unknown.json["error"]
+                .value("message", "")
+                .find("metadata.queue: 'default' is not a leaf queue of the queue tree"),
+            std::string::npos)
+      << unknown.body;
+  EXPECT_NE(unknown.json["error"].value("message", "").find("one of product, research"),
+            std::string::npos)
+      << unknown.body;
+
+  ASSERT_EQ(c.Submit(job("r1", "research")).status, 201);
+  ASSERT_EQ(c.Submit(job("r2", "research")).status, 201);
+  ASSERT_TRUE(c.WaitForPhase("research", "r1", "Running")) << c.Logs();
+  ASSERT_TRUE(c.WaitForPhase("research", "r2", "Running")) << c.Logs();  // borrowing 2 GPUs
+
+  ASSERT_EQ(c.Submit(job("p1", "product")).status, 201);
+  ASSERT_TRUE(c.WaitForPhase("product", "p1", "Running", 30)) << c.Logs();
+  const bool r1 = c.Job("research", "r1").value("phase", "") == "Running";
+  const bool r2 = c.Job("research", "r2").value("phase", "") == "Running";
+  EXPECT_TRUE(r1 != r2) << "exactly one research gang gave its GPUs back";
+  const Json victim = c.Job("research", r1 ? "r2" : "r1");
+  EXPECT_EQ(victim.value("phase", ""), "Pending") << victim.dump(2);
+  EXPECT_EQ(victim.value("restarts", -1), 0) << "a reclaim is not a failure";
+  bool reclaimed = false;
+  const Json events = c.Get("/v1/events?since=0").json["events"];
+  for (const auto& e : events) {
+    if (e.value("type", "") == "JobPreempted" &&
+        e.value("message", "").find("reclaimed by queue product") != std::string::npos) {
+      reclaimed = true;
+    }
+  }
+  EXPECT_TRUE(reclaimed) << events.dump(2);
 }
 
 TEST(LiveClusterTest, BadSpecsAreRefusedWithClearErrorsAndNothingIsStored) {

@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <fstream>
 
+#include "server/controller.h"
+#include "sim/queue_file.h"
+
 namespace tessera {
 namespace {
 
@@ -44,6 +47,40 @@ TEST(SchedulerConfigTest, BadValuesNameTheFileAndTheKey) {
     EXPECT_NE(c.error().message.find(path + ": " + k.want), std::string::npos) << c.error().message;
     std::remove(path.c_str());
   }
+}
+
+// tesserad --queue-policy drf --queues FILE: drf and drf-naive need a queue tree and are the
+// only policies that take one; its shape is checked at start-up; its leaves are the queues
+// jobs may name.
+TEST(SchedulerConfigTest, FairSharePoliciesAndQueueTreesComeTogether) {
+  auto tree = ParseQueueFile(
+      "queues:\n  - {name: org, guaranteed: {gpu: 60%}}\n"
+      "  - {name: a, parent: org, guaranteed: {gpu: 30%}}\n"
+      "  - {name: b, parent: org, guaranteed: {gpu: 30%}}\n  - {name: c}\n",
+      "q.yaml");
+  ASSERT_TRUE(tree) << tree.error().message;
+  ControllerOptions o;
+  o.scheduler.queue_policy = "drf";
+  auto missing = CheckControllerOptions(o);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("needs a queue tree (--queues FILE"), std::string::npos)
+      << missing.error().message;
+  o.queues = *tree;
+  o.queues_source = "q.yaml";
+  auto leaves = CheckControllerOptions(o);
+  ASSERT_TRUE(leaves) << leaves.error().message;
+  EXPECT_EQ(*leaves, (std::set<std::string>{"c", "org/a", "org/b"}));
+  o.scheduler.queue_policy = "fifo";
+  auto unused = CheckControllerOptions(o);
+  ASSERT_FALSE(unused);
+  EXPECT_NE(unused.error().message.find("--queues: needs queue policy drf or drf-naive"),
+            std::string::npos)
+      << unused.error().message;
+  o.scheduler.queue_policy = "drf-naive";
+  o.queues->queues[1].guaranteed.gpu.value = 0.5;  // children 80% under a parent of 60%
+  auto over = CheckControllerOptions(o);
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error().message.rfind("q.yaml: ", 0), 0u) << over.error().message;
 }
 
 }  // namespace
