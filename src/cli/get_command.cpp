@@ -74,12 +74,13 @@ Status RunGet(const GetFlags& f) {
     PrintTable({"NAME", "STATUS", "GPUS", "MODEL", "TASKS", "HEARTBEAT", "ADDRESS"}, rows);
   } else {
     for (const auto& q : items) {
-      rows.push_back({q.value("name", ""), std::to_string(q.value("pendingJobs", 0)),
-                      std::to_string(q.value("activeJobs", 0)),
-                      std::to_string(q.value("finishedJobs", 0)),
-                      Number(q.value("gpusAllocated", 0.0))});
+      rows.push_back(
+          {q.value("name", ""), std::to_string(q.value("pendingJobs", 0)),
+           std::to_string(q.value("activeJobs", 0)), std::to_string(q.value("finishedJobs", 0)),
+           Number(q.value("gpusAllocated", 0.0)),
+           q.contains("guaranteedGpus") ? Number(q["guaranteedGpus"].get<double>()) : "-"});
     }
-    PrintTable({"QUEUE", "PENDING", "ACTIVE", "FINISHED", "GPUS"}, rows);
+    PrintTable({"QUEUE", "PENDING", "ACTIVE", "FINISHED", "GPUS", "GUARANTEED"}, rows);
   }
   return {};
 }

@@ -1556,6 +1556,9 @@ Json Controller::ListQueues() {
   };
   std::map<std::string, Counts> counts;
   for (const auto& [name, q] : queues_) counts[name];
+  if (queue_tree_) {
+    for (int leaf : queue_tree_->leaves()) counts[queue_tree_->node(leaf).path];
+  }
   for (const auto& [id, job] : jobs_) {
     auto& c = counts[job.rec.queue];
     const std::string phase = JobPhaseOf(job);
@@ -1574,11 +1577,18 @@ Json Controller::ListQueues() {
   }
   Json out = Json::array();
   for (const auto& [name, c] : counts) {
-    out.push_back({{"name", name},
-                   {"pendingJobs", c.pending},
-                   {"activeJobs", c.running},
-                   {"finishedJobs", c.finished},
-                   {"gpusAllocated", c.gpus}});
+    Json q = {{"name", name},
+              {"pendingJobs", c.pending},
+              {"activeJobs", c.running},
+              {"finishedJobs", c.finished},
+              {"gpusAllocated", c.gpus}};
+    // Under drf: what the queue tree, built against the registered nodes, guarantees it.
+    if (const int n = queue_tree_ ? queue_tree_->Find(name) : -1; n >= 0) {
+      const QueueNode& node = queue_tree_->node(n);
+      q["guaranteedGpus"] = static_cast<double>(node.guaranteed.gpu_milli) / kMilliPerGpu;
+      q["entitlement"] = node.entitlement;
+    }
+    out.push_back(std::move(q));
   }
   return out;
 }

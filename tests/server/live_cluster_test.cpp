@@ -439,6 +439,15 @@ TEST(LiveClusterTest, ATeamGetsItsGuaranteedGpusBackFromABorrowerUnderDrf) {
     }
   }
   EXPECT_TRUE(reclaimed) << events.dump(2);
+  // Each team now holds what it is guaranteed.
+  const Json teams = c.Get("/v1/queues").json["queues"];
+  std::map<std::string, std::pair<double, double>> held;  // queue -> (allocated, guaranteed)
+  for (const auto& q : teams) {
+    held[q["name"].get<std::string>()] = {q.value("gpusAllocated", -1.0),
+                                          q.value("guaranteedGpus", -1.0)};
+  }
+  EXPECT_EQ(held["research"], std::make_pair(2.0, 2.0)) << teams.dump(2);
+  EXPECT_EQ(held["product"], std::make_pair(2.0, 2.0)) << teams.dump(2);
 }
 
 TEST(LiveClusterTest, BadSpecsAreRefusedWithClearErrorsAndNothingIsStored) {
