@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "server/controller.h"
@@ -114,14 +113,7 @@ int main(int argc, char** argv) {
   if (!placement_policy.empty()) options.scheduler.placement_policy = placement_policy;
   if (priority_preemption) options.scheduler.priority_preemption = true;
   if (!queues_path.empty()) {
-    std::ifstream in(queues_path, std::ios::binary);
-    if (!in) {
-      std::fprintf(stderr, "tesserad: %s: cannot open\n", queues_path.c_str());
-      return 2;
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto tree = tessera::ParseQueueFile(text.str(), queues_path);
+    auto tree = tessera::ReadQueueFile(queues_path);
     if (!tree) {
       std::fprintf(stderr, "tesserad: %s\n", tree.error().message.c_str());
       return 2;

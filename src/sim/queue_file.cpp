@@ -175,13 +175,17 @@ Result<QueueTreeSpec> ParseQueueFile(const std::string& text, const std::string&
   }
 }
 
-Result<QueueTree> LoadQueueTree(const std::string& path, const Resources& capacity) {
+Result<QueueTreeSpec> ReadQueueFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return IoError(path + ": cannot open");
   std::ostringstream ss;
   ss << f.rdbuf();
   if (ss.str().size() > kMaxQueueFileBytes) return InvalidArgument(path + ": larger than 16 MiB");
-  auto spec = ParseQueueFile(ss.str(), path);
+  return ParseQueueFile(ss.str(), path);
+}
+
+Result<QueueTree> LoadQueueTree(const std::string& path, const Resources& capacity) {
+  auto spec = ReadQueueFile(path);
   if (!spec) return std::unexpected(spec.error());
   auto tree = QueueTree::Build(*spec, capacity);
   if (!tree) return InvalidArgument(path + ": " + tree.error().message);

@@ -16,6 +16,8 @@ namespace tessera {
 
 // Parses the YAML text of a queue file; `source` names it in errors.
 Result<QueueTreeSpec> ParseQueueFile(const std::string& text, const std::string& source);
+// Reads and parses a queue file (at most 16 MiB); errors name `path`.
+Result<QueueTreeSpec> ReadQueueFile(const std::string& path);
 // Reads, parses and builds the tree against the cluster's capacity.
 Result<QueueTree> LoadQueueTree(const std::string& path, const Resources& capacity);
 

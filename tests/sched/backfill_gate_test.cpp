@@ -17,6 +17,7 @@
 
 #include "sched/placement/topology_gang_placer.h"
 #include "sched/scheduler.h"
+#include "sched/scheduler_fixtures.h"
 
 namespace tessera {
 namespace {
@@ -85,9 +86,7 @@ Scheduler Backfill(const std::string& reservation) {
   SchedulerConfig c;
   c.queue_policy = "backfill";
   c.backfill_reservation = reservation;
-  auto s = Scheduler::Create(c);
-  EXPECT_TRUE(s) << (s ? "" : s.error().message);
-  return *s;
+  return ValidScheduler(c);
 }
 
 TEST(BackfillGateTest, ReservesTheEarliestLeafThatFreesUp) {

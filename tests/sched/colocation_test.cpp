@@ -12,6 +12,7 @@
 #include "sched/colocation/eviction.h"
 #include "sched/colocation/oversell.h"
 #include "sched/scheduler.h"
+#include "sched/scheduler_fixtures.h"
 
 namespace tessera {
 namespace {
@@ -140,9 +141,7 @@ Scheduler Colocating(std::int32_t oversell_permille) {
   c.queue_policy = "fifo";
   c.colocation.enabled = true;
   c.colocation.oversell_permille = oversell_permille;
-  auto s = Scheduler::Create(c);
-  EXPECT_TRUE(s) << s.error().message;
-  return *s;
+  return ValidScheduler(c);
 }
 
 JobView Running(const Workload& w, int gpu, Tick started, bool oversold = false,
@@ -159,12 +158,6 @@ JobView Running(const Workload& w, int gpu, Tick started, bool oversold = false,
   return v;
 }
 
-JobView PendingView(const Workload& w) {
-  JobView v;
-  v.job = &w;
-  return v;
-}
-
 TEST(ColocationCycleTest, OnlineEvictsTheCheapestOfflineSet) {
   Fixture f;
   const Workload& a = f.Add(WorkloadKind::kBatch, 1000);  // GPU 0, cost 1000 × 130 s
@@ -173,7 +166,7 @@ TEST(ColocationCycleTest, OnlineEvictsTheCheapestOfflineSet) {
   ClusterState state(f.cluster);
   Snapshot snap;
   snap.now = 100 * kSecond;
-  snap.jobs = {Running(a, 0, 0), Running(b, 1, 0), PendingView(online)};
+  snap.jobs = {Running(a, 0, 0), Running(b, 1, 0), Pending(online)};
   for (const auto& v : snap.jobs) {
     if (v.phase == JobPhase::kRunning) {
       ASSERT_TRUE(state.Apply(v.placement));
@@ -197,7 +190,7 @@ TEST(ColocationCycleTest, OfflineNeverEvictsOnline) {
   ClusterState state(f.cluster);
   Snapshot snap;
   snap.now = 10 * kSecond;
-  snap.jobs = {Running(r0, 0, 0), Running(r1, 1, 0), PendingView(batch)};
+  snap.jobs = {Running(r0, 0, 0), Running(r1, 1, 0), Pending(batch)};
   ASSERT_TRUE(state.Apply(snap.jobs[0].placement));
   ASSERT_TRUE(state.Apply(snap.jobs[1].placement));
   EXPECT_TRUE(Colocating(0).Schedule(snap, state).empty());
@@ -214,8 +207,8 @@ TEST(ColocationCycleTest, OfflineSoaksOversoldCreditAndGivesItBack) {
   // r0 uses 400 of 1000, r1 900: credit 0.5 × 600 = 300 on GPU 0 and 0.5 × 100 = 50 on GPU 1.
   Snapshot snap;
   snap.now = 60 * kSecond;
-  snap.jobs = {Running(r0, 0, 0, false, 400), Running(r1, 1, 0, false, 900), PendingView(b250),
-               PendingView(b100)};
+  snap.jobs = {Running(r0, 0, 0, false, 400), Running(r1, 1, 0, false, 900), Pending(b250),
+               Pending(b100)};
   ASSERT_TRUE(state.Apply(snap.jobs[0].placement));
   ASSERT_TRUE(state.Apply(snap.jobs[1].placement));
   const Scheduler s = Colocating(500);
@@ -232,7 +225,7 @@ TEST(ColocationCycleTest, OfflineSoaksOversoldCreditAndGivesItBack) {
   // r0's load rises to 600: credit 0.5 × 400 = 200 < 250, so the oversold task goes.
   snap.now = 120 * kSecond;
   snap.jobs = {Running(r0, 0, 0, false, 600), Running(r1, 1, 0, false, 900),
-               Running(b250, 0, 60 * kSecond, true), PendingView(b100)};
+               Running(b250, 0, 60 * kSecond, true), Pending(b100)};
   d = s.Schedule(snap, state);
   ASSERT_GE(d.size(), 1u);
   EXPECT_EQ(d[0].kind, Decision::Kind::kPreempt);
@@ -251,7 +244,7 @@ TEST(ColocationCycleTest, NoOversellPlacesNothingOnCredit) {
   const Workload& b = f.Add(WorkloadKind::kBatch, 100);
   ClusterState state(f.cluster);
   Snapshot snap;
-  snap.jobs = {Running(r0, 0, 0, false, 0), Running(r1, 1, 0, false, 0), PendingView(b)};
+  snap.jobs = {Running(r0, 0, 0, false, 0), Running(r1, 1, 0, false, 0), Pending(b)};
   ASSERT_TRUE(state.Apply(snap.jobs[0].placement));
   ASSERT_TRUE(state.Apply(snap.jobs[1].placement));
   EXPECT_TRUE(Colocating(0).Schedule(snap, state).empty());

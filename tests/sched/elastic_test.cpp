@@ -5,6 +5,7 @@
 #include "sched/elastic/elastic_resize.h"
 #include "sched/placement/task_placer.h"
 #include "sched/scheduler.h"
+#include "sched/scheduler_fixtures.h"
 
 namespace tessera {
 namespace {
@@ -36,9 +37,7 @@ Scheduler Make(const std::string& queue, bool elastic = true) {
   SchedulerConfig c;
   c.queue_policy = queue;
   c.elastic = elastic;
-  auto s = Scheduler::Create(c);
-  EXPECT_TRUE(s);
-  return *s;
+  return ValidScheduler(c);
 }
 
 JobView Running(const Workload& w, int workers, Tick remaining) {
@@ -53,25 +52,18 @@ JobView Running(const Workload& w, int workers, Tick remaining) {
   return v;
 }
 
-JobView Pending(const Workload& w) {
-  JobView v;
-  v.job = &w;
-  v.remaining = w.duration;
-  return v;
-}
-
 TEST(ElasticTest, StartsAtNominalSizeThenGrowsIntoIdleGpus) {
   Cluster c = OneNode();
   ClusterState state(c);
   Workload e = Elastic(0);
-  auto d = Make("fifo").Schedule(Snapshot{{Pending(e)}, 0, 1}, state);
+  auto d = Make("fifo").Schedule(Snapshot{{Pending(e, e.duration)}, 0, 1}, state);
   ASSERT_EQ(d.size(), 1U);
   EXPECT_EQ(d[0].kind, Decision::Kind::kBind);
   EXPECT_EQ(d[0].placement.size(), 4U);  // 2 nominal + 2 grown: all 8 GPUs
   EXPECT_EQ(state.free_gpu_milli(), 0);
   // Off: the nominal gang only.
   ClusterState fresh(c);
-  auto off = Make("fifo", false).Schedule(Snapshot{{Pending(e)}, 0, 1}, fresh);
+  auto off = Make("fifo", false).Schedule(Snapshot{{Pending(e, e.duration)}, 0, 1}, fresh);
   ASSERT_EQ(off.size(), 1U);
   EXPECT_EQ(off[0].placement.size(), 2U);
 }
@@ -84,7 +76,7 @@ TEST(ElasticTest, StartsAtItsMinimumWhenTheNominalSizeDoesNotFit) {
   r.placement = {TaskPlacement{NodeId(0), 0b111111, 1000, 0, 0}};
   ASSERT_TRUE(state.Apply(r.placement));
   Workload e = Elastic(0);
-  auto d = Make("fifo").Schedule(Snapshot{{r, Pending(e)}, 0, 1}, state);
+  auto d = Make("fifo").Schedule(Snapshot{{r, Pending(e, e.duration)}, 0, 1}, state);
   ASSERT_EQ(d.size(), 1U);
   EXPECT_EQ(d[0].kind, Decision::Kind::kBind);
   EXPECT_EQ(d[0].placement.size(), 1U);
@@ -99,7 +91,7 @@ TEST(ElasticTest, ShrinksToLetTheBlockedHeadStart) {
   JobView r = Running(e, 4, 900 * kSecond);
   ASSERT_TRUE(state.Apply(r.placement));
   Workload p = Job(1, 1, 4, 5);
-  auto d = Make("fifo").Schedule(Snapshot{{r, Pending(p)}, 10 * kSecond, 1}, state);
+  auto d = Make("fifo").Schedule(Snapshot{{r, Pending(p, p.duration)}, 10 * kSecond, 1}, state);
   ASSERT_EQ(d.size(), 2U);
   EXPECT_EQ(d[0].kind, Decision::Kind::kResize);
   EXPECT_EQ(d[0].job, e.id);
@@ -111,8 +103,9 @@ TEST(ElasticTest, ShrinksToLetTheBlockedHeadStart) {
   // Without elasticity fifo just waits.
   ClusterState fresh(c);
   ASSERT_TRUE(fresh.Apply(r.placement));
-  EXPECT_TRUE(
-      Make("fifo", false).Schedule(Snapshot{{r, Pending(p)}, 10 * kSecond, 1}, fresh).empty());
+  EXPECT_TRUE(Make("fifo", false)
+                  .Schedule(Snapshot{{r, Pending(p, p.duration)}, 10 * kSecond, 1}, fresh)
+                  .empty());
 }
 
 TEST(ElasticTest, HigherPriorityJobsAreNotShrunkForALowerHead) {
@@ -123,7 +116,8 @@ TEST(ElasticTest, HigherPriorityJobsAreNotShrunkForALowerHead) {
   JobView r = Running(e, 4, 900 * kSecond);
   ASSERT_TRUE(state.Apply(r.placement));
   Workload p = Job(1, 1, 4, 5);
-  EXPECT_TRUE(Make("fifo").Schedule(Snapshot{{r, Pending(p)}, 10 * kSecond, 1}, state).empty());
+  EXPECT_TRUE(
+      Make("fifo").Schedule(Snapshot{{r, Pending(p, p.duration)}, 10 * kSecond, 1}, state).empty());
 }
 
 TEST(ElasticTest, PreemptiveOrderShrinksInsteadOfPreempting) {
@@ -136,7 +130,7 @@ TEST(ElasticTest, PreemptiveOrderShrinksInsteadOfPreempting) {
   ASSERT_TRUE(state.Apply(r.placement));
   Workload s = Job(1, 1, 4, 5);
   s.duration = 10 * kSecond;
-  auto d = Make("srtf").Schedule(Snapshot{{r, Pending(s)}, 10 * kSecond, 1}, state);
+  auto d = Make("srtf").Schedule(Snapshot{{r, Pending(s, s.duration)}, 10 * kSecond, 1}, state);
   int binds = 0, resizes = 0, preempts = 0;
   for (const auto& x : d) {
     binds += x.kind == Decision::Kind::kBind;

@@ -28,7 +28,8 @@ TEST_F(FragmentationTest, NodeFragmentPerShape) {
   // A CPU-only task cannot use GPUs at all → 2800.
   EXPECT_EQ(NodeFragmentForShape(n, st, {TaskShape{1000, 0, 0, 0}, GpuModelSet::Any(), 1}), 2800);
   // A task that needs more CPU than is free → 2800.
-  EXPECT_EQ(NodeFragmentForShape(n, st, {TaskShape{40000, 0, 1, 100}, GpuModelSet::Any(), 1}), 2800);
+  EXPECT_EQ(NodeFragmentForShape(n, st, {TaskShape{40000, 0, 1, 100}, GpuModelSet::Any(), 1}),
+            2800);
   // A task that does not accept this model → 2800.
   EXPECT_EQ(NodeFragmentForShape(n, st, {TaskShape{0, 0, 1, 100}, GpuModelSet::None(), 1}), 2800);
 }

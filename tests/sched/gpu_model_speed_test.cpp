@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "sched/scheduler.h"
+#include "sched/scheduler_fixtures.h"
 
 namespace tessera {
 namespace {
@@ -35,16 +36,7 @@ Scheduler Make(const std::string& choice) {
   SchedulerConfig config;
   config.queue_policy = "fifo";
   config.gpu_model_choice = choice;
-  auto s = Scheduler::Create(config);
-  EXPECT_TRUE(s);
-  return *s;
-}
-
-JobView Pending(const Workload& w) {
-  JobView v;
-  v.job = &w;
-  v.remaining = w.duration;
-  return v;
+  return ValidScheduler(config);
 }
 
 TEST(GpuModelSpeedTest, ResolvesSpeedsByModelId) {
@@ -73,7 +65,8 @@ TEST(GpuModelSpeedTest, FastestFreeModelFirstThenTheNext) {
   Workload a = Job(c, 0, 8);
   Workload b = Job(c, 1, 8);
   ClusterState state(c);
-  auto d = Make("fastest").Schedule(Snapshot{{Pending(a), Pending(b)}, 0, 1}, state);
+  auto d = Make("fastest").Schedule(
+      Snapshot{{Pending(a, a.duration), Pending(b, b.duration)}, 0, 1}, state);
   ASSERT_EQ(d.size(), 2U);
   EXPECT_EQ(d[0].placement[0].node, NodeId(1));  // a: H100
   EXPECT_EQ(d[1].placement[0].node, NodeId(0));  // b: the H100 is taken, so A100
@@ -87,7 +80,7 @@ TEST(GpuModelSpeedTest, BlindBaselineFollowsThePlacementPolicyAlone) {
   for (const std::string choice : {"blind", "fastest"}) {
     ClusterState state(c);
     ASSERT_TRUE(state.Apply({TaskPlacement{NodeId(0), 0b11, 1000, 0, 0}}));
-    auto d = Make(choice).Schedule(Snapshot{{Pending(j)}, 0, 1}, state);
+    auto d = Make(choice).Schedule(Snapshot{{Pending(j, j.duration)}, 0, 1}, state);
     ASSERT_EQ(d.size(), 1U);
     EXPECT_EQ(d[0].placement[0].node, NodeId(choice == "blind" ? 0 : 1)) << choice;
   }

@@ -1,9 +1,9 @@
 // Each placement policy's score, with the arithmetic worked out in the comments.
+#include "sched/placement/placement_policy.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
-
-#include "sched/placement/placement_policy.h"
 
 namespace tessera {
 namespace {

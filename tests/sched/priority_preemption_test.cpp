@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "sched/scheduler.h"
+#include "sched/scheduler_fixtures.h"
 
 namespace tessera {
 namespace {
@@ -30,9 +31,7 @@ Cluster Nodes(int n, int gpus) {
 Scheduler Make(bool priority_preemption) {
   SchedulerConfig c;
   c.priority_preemption = priority_preemption;
-  auto s = Scheduler::Create(c);
-  EXPECT_TRUE(s) << s.error().message;
-  return *s;
+  return ValidScheduler(c);
 }
 
 Placement On(int node, std::uint16_t mask) {
@@ -43,7 +42,6 @@ JobView Running(const Workload& w, Placement p, Tick started, ClusterState& stat
   EXPECT_TRUE(state.Apply(p));
   return JobView{&w, JobPhase::kRunning, std::move(p), started, 0, 0, 0};
 }
-JobView Pending(const Workload& w) { return JobView{&w, JobPhase::kPending, {}, 0, 0, 0, 0}; }
 
 TEST(PriorityPreemptionTest, LowestPriorityVictimGivesWayAndThePreemptorTakesItsGpus) {
   Cluster c = Nodes(2, 4);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sched/scheduler_fixtures.h"
+
 namespace tessera {
 namespace {
 
@@ -20,7 +22,8 @@ Workload Job(std::uint32_t id, int workers, int gpus_per_worker, Tick submit = 0
 
 Cluster Nodes(int n, int gpus) {
   Cluster c;
-  for (int i = 0; i < n; ++i) EXPECT_TRUE(c.AddNode("n" + std::to_string(i), "H100", gpus, 64000, 1 << 20));
+  for (int i = 0; i < n; ++i)
+    EXPECT_TRUE(c.AddNode("n" + std::to_string(i), "H100", gpus, 64000, 1 << 20));
   return c;
 }
 
@@ -28,16 +31,7 @@ Scheduler Make(const std::string& queue, const std::string& placement = "bestfit
   SchedulerConfig c;
   c.queue_policy = queue;
   c.placement_policy = placement;
-  auto s = Scheduler::Create(c);
-  EXPECT_TRUE(s);
-  return *s;
-}
-
-JobView Pending(const Workload& w, Tick remaining = 0) {
-  JobView v;
-  v.job = &w;
-  v.remaining = remaining;
-  return v;
+  return ValidScheduler(c);
 }
 
 TEST(SchedulerTest, UnknownPoliciesAreRefused) {
@@ -51,8 +45,8 @@ TEST(SchedulerTest, UnknownPoliciesAreRefused) {
 TEST(SchedulerTest, GangStartsAllOrNothing) {
   Cluster c = Nodes(2, 4);
   ClusterState state(c);
-  Workload big = Job(0, 3, 4);    // 12 GPUs > 8: never all at once
-  Workload fits = Job(1, 2, 4);   // 8 GPUs, two workers on distinct nodes
+  Workload big = Job(0, 3, 4);   // 12 GPUs > 8: never all at once
+  Workload fits = Job(1, 2, 4);  // 8 GPUs, two workers on distinct nodes
   auto s = Make("fifo");
   Snapshot snap{{Pending(big)}, 0, 1};
   EXPECT_TRUE(s.Schedule(snap, state).empty());
@@ -85,7 +79,7 @@ TEST(SchedulerTest, BackfillNeverDelaysTheHeadJob) {
   r.phase = JobPhase::kRunning;
   r.placement = {TaskPlacement{NodeId(0), 0b1111, 1000, 0, 0}};
   ASSERT_TRUE(state.Apply(r.placement));
-  Workload head = Job(0, 1, 8, 1, 50 * kSecond);   // needs all 8: shadow time = 100 s
+  Workload head = Job(0, 1, 8, 1, 50 * kSecond);       // needs all 8: shadow time = 100 s
   Workload short_job = Job(1, 1, 2, 2, 60 * kSecond);  // ends at 60 s ≤ 100 s: may backfill
   Workload long_job = Job(2, 1, 2, 3, 500 * kSecond);  // would hold 2 GPUs past 100 s: may not
   Snapshot snap{{r, Pending(head, head.duration), Pending(long_job, long_job.duration),
@@ -170,7 +164,8 @@ TEST(SchedulerTest, SameInputsSameDecisions) {
     auto d = Make("fifo", "random").Schedule(snap, state);
     std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
     for (const auto& x : d) {
-      for (const auto& t : x.placement) out.emplace_back(x.job.value, t.node.value * 100 + t.gpu_mask);
+      for (const auto& t : x.placement)
+        out.emplace_back(x.job.value, t.node.value * 100 + t.gpu_mask);
     }
     return out;
   };
