@@ -254,7 +254,12 @@ std::vector<std::string> TaskEnvironment(const TaskLaunch& t, int local_rank,
     set("TASK_INDEX", std::to_string(t.rank));
     set("TASK_COUNT", std::to_string(t.task_count));
   }
-  if (t.kind == "InferenceService") set("REPLICA_INDEX", std::to_string(t.rank));
+  if (t.kind == "InferenceService") {
+    set("REPLICA_INDEX", std::to_string(t.rank));
+    const std::string port = std::to_string(InferenceReplicaPort(t.master_port, t.rank));
+    set("TESSERA_PORT", port);
+    set_default("PORT", port);
+  }
   set("TESSERA_JOB", t.job);
   set("TESSERA_QUEUE", t.queue);
   set("TESSERA_TASK_ID", std::to_string(t.task_id));

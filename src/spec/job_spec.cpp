@@ -1,6 +1,7 @@
 #include "spec/job_spec.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -441,7 +442,7 @@ std::set<std::string> SpecKeysFor(WorkloadKind kind) {
       keys.insert({"workers", "gpusPerWorker", "processesPerWorker", "elastic", "checkpoint"});
       break;
     case WorkloadKind::kInference:
-      keys.insert({"replicas", "gpusPerReplica", "gpuMemory", "slo"});
+      keys.insert({"replicas", "gpusPerReplica", "gpuMemory", "slo", "routing"});
       break;
     case WorkloadKind::kBatch:
       keys.insert({"tasks", "gpusPerTask", "gpuMemory"});
@@ -485,6 +486,27 @@ bool ValidModelName(std::string_view s) {
 }
 
 // Applies gpuMemory (a share sized by memory) to `shape`.
+// The routing policies the gateway knows (src/serve/routing_registry.cpp registers them); spec
+// depends on core only, so the names are listed here and the gateway checks them again.
+constexpr std::array<std::string_view, 5> kRoutingPolicies = {"round-robin", "least-request",
+                                                              "prefix", "weighted", "tessera"};
+
+void ParseRouting(Validator& val, const Json& routing, JobSpec& spec) {
+  val.CheckKeys(routing, "spec.routing", {"policy", "blockTokens"}, "");
+  if (auto p = val.StringField(routing, "spec.routing", "policy", 64, false)) {
+    if (std::find(kRoutingPolicies.begin(), kRoutingPolicies.end(), *p) == kRoutingPolicies.end()) {
+      val.Fail("spec.routing.policy",
+               "unknown policy \"" + *p +
+                   "\" (round-robin, least-request, prefix, weighted or tessera)");
+    } else {
+      spec.routing_policy = *p;
+    }
+  }
+  if (auto b = val.Int(routing, "spec.routing", "blockTokens", 1, kMaxBlockTokens, false)) {
+    spec.routing_block_tokens = static_cast<int>(*b);
+  }
+}
+
 void ApplyGpuMemory(Validator& val, const Json& spec, const std::vector<std::string>& models,
                     const std::string& gpus_key, TaskShape& shape) {
   const Json* v = val.Find(spec, "gpuMemory");
@@ -526,7 +548,8 @@ bool operator==(const JobSpec& a, const JobSpec& b) {
                     s.gpu_model_speeds, s.topology.require, s.topology.prefer, s.min_workers,
                     s.max_workers, s.checkpoint_interval_seconds, s.checkpoint_dir,
                     s.grace_period_seconds, s.max_restarts, s.env, s.shell, s.working_dir,
-                    s.replicas_min, s.replicas_max, s.slo_latency_ms, s.slo_percentile, s.roles);
+                    s.replicas_min, s.replicas_max, s.slo_latency_ms, s.slo_tbt_ms,
+                    s.slo_percentile, s.routing_policy, s.routing_block_tokens, s.roles);
   };
   return fields(a) == fields(b);
 }
@@ -609,7 +632,8 @@ const std::vector<std::string>& ReservedEnvNames() {
                                                   "TASK_COUNT",
                                                   "REPLICA_INDEX",
                                                   "CUDA_DEVICE_ORDER",
-                                                  "TESSERA_GPU_SHARE_MILLI"};
+                                                  "TESSERA_GPU_SHARE_MILLI",
+                                                  "TESSERA_PORT"};
   return kNames;
 }
 
@@ -889,9 +913,17 @@ Result<JobSpec> JobSpecFromJson(const Json& doc, std::vector<FieldError>* errors
         ApplyGpuMemory(val, *s, spec.gpu_models, "gpusPerReplica", role.shape);
       }
       if (const Json* slo = val.Object(*s, P, "slo", false)) {
-        val.CheckKeys(*slo, "spec.slo", {"latencyMs", "percentile"}, "");
-        if (auto v = val.Int(*slo, "spec.slo", "latencyMs", 1, 3'600'000, true)) {
+        val.CheckKeys(*slo, "spec.slo", {"ttftMs", "tbtMs", "latencyMs", "percentile"}, "");
+        // latencyMs is the older name of ttftMs; both at once would be ambiguous.
+        const char* ttft_key = slo->contains("ttftMs") ? "ttftMs" : "latencyMs";
+        if (slo->contains("ttftMs") && slo->contains("latencyMs")) {
+          val.Fail("spec.slo.latencyMs", "is the older name of ttftMs; give only ttftMs");
+        } else if (auto v =
+                       val.Int(*slo, "spec.slo", ttft_key, 1, 3'600'000, !slo->contains("tbtMs"))) {
           spec.slo_latency_ms = static_cast<int>(*v);
+        }
+        if (auto v = val.Int(*slo, "spec.slo", "tbtMs", 1, 3'600'000, false)) {
+          spec.slo_tbt_ms = static_cast<int>(*v);
         }
         if (const Json* p = val.Find(*slo, "percentile")) {
           if (!p->is_number() || !(p->get<double>() > 0 && p->get<double>() < 100)) {
@@ -903,6 +935,9 @@ Result<JobSpec> JobSpecFromJson(const Json& doc, std::vector<FieldError>* errors
         } else {
           spec.slo_percentile = 99;
         }
+      }
+      if (const Json* routing = val.Object(*s, P, "routing", false)) {
+        ParseRouting(val, *routing, spec);
       }
       spec.roles.push_back(std::move(role));
       break;
@@ -1111,8 +1146,14 @@ Json JobSpecToJson(const JobSpec& spec) {
       case WorkloadKind::kInference:
         s["replicas"] = {{"min", spec.replicas_min}, {"max", spec.replicas_max}};
         s["gpusPerReplica"] = gpus_value(role.shape);
-        if (spec.slo_latency_ms > 0) {
-          s["slo"] = {{"latencyMs", spec.slo_latency_ms}, {"percentile", spec.slo_percentile}};
+        if (spec.slo_latency_ms > 0 || spec.slo_tbt_ms > 0) {
+          s["slo"] = {{"percentile", spec.slo_percentile}};
+          if (spec.slo_latency_ms > 0) s["slo"]["ttftMs"] = spec.slo_latency_ms;
+          if (spec.slo_tbt_ms > 0) s["slo"]["tbtMs"] = spec.slo_tbt_ms;
+        }
+        if (!spec.routing_policy.empty() || spec.routing_block_tokens != 16) {
+          s["routing"] = {{"blockTokens", spec.routing_block_tokens}};
+          if (!spec.routing_policy.empty()) s["routing"]["policy"] = spec.routing_policy;
         }
         break;
       case WorkloadKind::kBatch:

@@ -32,6 +32,7 @@ inline constexpr std::size_t kMaxArgs = 1024;
 inline constexpr std::size_t kMaxArgBytes = 32 * 1024;
 inline constexpr std::size_t kMaxEnvEntries = 1024;
 inline constexpr std::size_t kMaxRoles = 16;
+inline constexpr int kMaxBlockTokens = 4096;
 
 // One group of identical tasks and how each of them is launched.
 struct RoleSpec {
@@ -66,8 +67,13 @@ struct JobSpec {
   std::string working_dir;  // absolute; empty = a fresh directory per task on the agent
   // InferenceService.
   int replicas_min = 0, replicas_max = 0;
-  int slo_latency_ms = 0;
+  int slo_latency_ms = 0;  // slo.ttftMs (an older slo.latencyMs is read as this); 0 = none
+  int slo_tbt_ms = 0;      // slo.tbtMs: the gap between streamed tokens; 0 = none
   double slo_percentile = 0;
+  // routing: {policy, blockTokens}: the gateway's routing policy by name (src/serve/) and the
+  // prompt block size its KV block index hashes (the engines' KV block size).
+  std::string routing_policy;  // empty = the gateway's default
+  int routing_block_tokens = 16;
   // The task groups, in gang (rank) order. TrainingJob: one "worker" group; InferenceService:
   // "replica" (min replicas); BatchJob: "task"; DevSession: "session"; RLJob: its roles.
   std::vector<RoleSpec> roles;

@@ -46,6 +46,11 @@ struct RegistrationReply {
   std::int64_t heartbeat_timeout_ms = 10000;
 };
 
+// The port an InferenceService replica serves on, set as TESSERA_PORT (and PORT) in its
+// environment: the job's master port (unique per address among the controller's jobs) plus the
+// replica's rank, so the gateway finds each replica from the controller's task list alone.
+inline int InferenceReplicaPort(int master_port, int rank) { return master_port + rank; }
+
 // What the controller asks an agent to run: one task of a job, with everything needed to
 // build its argv and environment.
 struct TaskLaunch {

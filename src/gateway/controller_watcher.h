@@ -1,0 +1,53 @@
+// Discovery from the controller: the InferenceServices and their replicas' endpoints. A thread
+// long-polls the controller's event log (GET /v1/events?since=N&wait=S); after any event, and
+// at least every wait period, it re-reads the services (GET /v1/jobs, /v1/jobs/{queue}/{name})
+// and the nodes' addresses (GET /v1/nodes) and hands the whole set to the registry. Requests
+// never wait on the controller. A replica's endpoint is http://<its node's address>:<master
+// port + rank> (spec/protocol.h InferenceReplicaPort, the TESSERA_PORT its agent sets).
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gateway/service_registry.h"
+
+namespace tessera::gateway {
+
+struct DiscoveryDefaults {
+  std::string policy = "least-request";  // for services whose spec names none
+};
+
+// The service one job's detail (GET /v1/jobs/{queue}/{name}) describes, with its Running
+// replicas' URLs; nullopt for other kinds and finished jobs. `node_addresses`: node -> address.
+std::optional<ServiceConfig> ServiceFromJobDetail(
+    const nlohmann::json& job, const std::map<std::string, std::string>& node_addresses,
+    const DiscoveryDefaults& defaults);
+
+class ControllerWatcher {
+ public:
+  ControllerWatcher(std::string controller_url, ServiceRegistry& registry,
+                    DiscoveryDefaults defaults, int wait_seconds = 10);
+  ~ControllerWatcher();
+  ControllerWatcher(const ControllerWatcher&) = delete;
+  ControllerWatcher& operator=(const ControllerWatcher&) = delete;
+
+  // Reads the services once, now (also what the thread does after each event).
+  Status Refresh();
+
+ private:
+  void Loop();
+
+  std::string url_;
+  ServiceRegistry& registry_;
+  DiscoveryDefaults defaults_;
+  int wait_seconds_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace tessera::gateway
