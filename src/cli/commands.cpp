@@ -27,6 +27,7 @@ void RegisterCommands(CLI::App& app) {
   RegisterCancelCommand(app);
   RegisterReleaseCommand(app);
   RegisterBenchLiveCommand(app);  // last: adds `live` under a `bench` registered before it
+  RegisterBenchGatewayCommand(app);
 #endif
 }
 

@@ -16,5 +16,7 @@ void RegisterCancelCommand(CLI::App& app);
 void RegisterReleaseCommand(CLI::App& app);
 // Adds `live` under the `bench` subcommand, creating `bench` if no other part has.
 void RegisterBenchLiveCommand(CLI::App& app);
+// Adds `gateway` under `bench` (after RegisterBenchLiveCommand).
+void RegisterBenchGatewayCommand(CLI::App& app);
 
 }  // namespace tessera::cli

@@ -3,7 +3,8 @@
 # build without the store, controller and agent.
 file(GLOB cli_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/cli/*.cpp)
 set(cli_live_names up_command down_command submit_command get_command describe_command
-    logs_command cancel_command release_command live_client daemon bench_live_command)
+    logs_command cancel_command release_command live_client daemon bench_live_command
+    bench_gateway_command bench_gateway_load)
 if(NOT TESSERA_BUILD_LIVE)
   foreach(name ${cli_live_names})
     list(FILTER cli_srcs EXCLUDE REGEX ".*/${name}\\.cpp$")
@@ -15,7 +16,7 @@ target_link_libraries(tessera PRIVATE tessera_sim CLI11::CLI11 fmt::fmt Threads:
 if(TESSERA_BUILD_LIVE)
   target_compile_definitions(tessera PRIVATE TESSERA_WITH_LIVE=1)
 endif()
-foreach(part spec store server agent)
+foreach(part spec store server agent gateway)
   if(TARGET tessera_${part})
     target_link_libraries(tessera PRIVATE tessera_${part})
   endif()

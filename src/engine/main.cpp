@@ -88,6 +88,10 @@ int main(int argc, char** argv) {
     return new httplib::ThreadPool(static_cast<std::size_t>(threads));
   };
   engine::RegisterEngineApi(server, runner, info);
+  // cpp-httplib closes a keep-alive connection after 5 requests by default; clients (and the
+  // gateway in front of an engine) keep theirs.
+  server.set_keep_alive_max_count(1'000'000);
+  server.set_keep_alive_timeout(60);
   // cpp-httplib listens with a backlog of 5; a burst of clients would be reset. The listening
   // socket is captured here and given a deep backlog once bound (Linux lets listen() resize it).
   int listen_fd = -1;

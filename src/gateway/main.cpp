@@ -122,6 +122,10 @@ int main(int argc, char** argv) {
   };
   server.set_tcp_nodelay(true);
   RegisterGatewayApi(server, ctx);
+  // cpp-httplib closes a keep-alive connection after 5 requests by default; clients (and the
+  // gateway in front of an engine) keep theirs.
+  server.set_keep_alive_max_count(1'000'000);
+  server.set_keep_alive_timeout(60);
   // cpp-httplib listens with a backlog of 5; a burst of clients would be reset. The listening
   // socket is captured here and given a deep backlog once bound (Linux lets listen() resize it).
   int listen_fd = -1;

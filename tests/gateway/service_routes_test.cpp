@@ -1,0 +1,177 @@
+#include "gateway/service_routes.h"
+
+#include <gtest/gtest.h>
+
+#include "gateway/controller_watcher.h"
+#include "gateway/replica_monitor.h"
+#include "gateway/service_registry.h"
+
+namespace tessera::gateway {
+namespace {
+
+ServiceConfig Config(std::vector<std::string> backends, std::string policy = "round-robin") {
+  ServiceConfig c;
+  c.name = "default";
+  c.policy = std::move(policy);
+  c.backends = std::move(backends);
+  c.assume_ready = true;
+  return c;
+}
+
+std::unique_ptr<ServiceRoutes> Make(const ServiceConfig& c) {
+  auto s = ServiceRoutes::Make(c, EngineProfile{});
+  EXPECT_TRUE(s.has_value());
+  return s ? std::move(*s) : nullptr;
+}
+
+TEST(ServiceRoutes, RoundRobinSkipsExcludedAndDeadReplicas) {
+  auto s = Make(Config({"http://a", "http://b", "http://c"}));
+  ASSERT_TRUE(s);
+  std::vector<serve::BlockHash> blocks = {1, 2};
+  const int b_slot = 1;
+  auto p = s->Route(blocks, 32, 4, std::span<const int>(&b_slot, 1));
+  EXPECT_NE(p.url, "http://b");
+  s->Finished(p, false);
+  s->MarkDead("http://a", "refused");
+  for (int i = 0; i < 4; ++i) {
+    auto q = s->Route(blocks, 32, 4, {});
+    EXPECT_NE(q.url, "http://a");
+    ASSERT_GE(q.slot, 0);
+    s->Finished(q, false);
+  }
+  s->MarkDead("http://b", "refused");
+  s->MarkDead("http://c", "refused");
+  auto none = s->Route(blocks, 32, 4, {});
+  EXPECT_EQ(none.slot, -1);
+  EXPECT_EQ(none.reason, serve::RejectReason::kNoReadyReplica);
+  s->MarkHealthy("http://c");
+  EXPECT_EQ(s->Route(blocks, 32, 4, {}).url, "http://c");
+}
+
+TEST(ServiceRoutes, LeastRequestCountsTheGatewaysOwnRequestsInFlight) {
+  auto s = Make(Config({"http://a", "http://b"}, "least-request"));
+  ASSERT_TRUE(s);
+  std::vector<serve::BlockHash> blocks = {7};
+  auto first = s->Route(blocks, 16, 4, {});
+  auto second = s->Route(blocks, 16, 4, {});
+  EXPECT_NE(first.url, second.url);  // the first is still in flight
+  s->FirstToken(first);
+  s->Finished(first, true);
+  auto third = s->Route(blocks, 16, 4, {});
+  EXPECT_EQ(third.url, first.url);  // now idle again
+  auto views = s->Replicas();
+  ASSERT_EQ(views.size(), 2u);
+  EXPECT_EQ(views[0].in_flight + views[1].in_flight, 2);
+}
+
+TEST(ServiceRoutes, PrefixRoutingFollowsKvEvents) {
+  auto s = Make(Config({"http://a", "http://b"}, "prefix"));
+  ASSERT_TRUE(s);
+  std::vector<serve::BlockHash> blocks = {11, 12, 13};
+  std::vector<serve::KvEvent> stored = {{serve::KvEvent::Kind::kStored, 11},
+                                        {serve::KvEvent::Kind::kStored, 12},
+                                        {serve::KvEvent::Kind::kStored, 13}};
+  s->ApplyKvEvents("http://b", stored);
+  auto p = s->Route(blocks, 48, 4, {});
+  EXPECT_EQ(p.url, "http://b");
+  EXPECT_EQ(p.matched_tokens, 48);
+  s->Finished(p, false);
+}
+
+TEST(ServiceRoutes, UpdateKeepsSlotsOfUrlsThatStayAndRejectsUnknownPolicies) {
+  auto s = Make(Config({"http://a", "http://b"}));
+  ASSERT_TRUE(s);
+  s->MarkDead("http://a", "refused");
+  ServiceConfig next = Config({"http://a", "http://c"});
+  s->Update(next);
+  auto views = s->Replicas();
+  ASSERT_EQ(views.size(), 2u);
+  EXPECT_EQ(views[0].url, "http://a");
+  EXPECT_FALSE(views[0].ready);  // kept its state
+  EXPECT_EQ(views[1].url, "http://c");
+  EXPECT_FALSE(ServiceRoutes::Make(Config({"http://a"}, "fastest"), EngineProfile{}).has_value());
+}
+
+TEST(ServiceRoutes, ManyReplicasGrowTheRouter) {
+  std::vector<std::string> urls;
+  for (int i = 0; i < 70; ++i) urls.push_back("http://r" + std::to_string(i));
+  auto s = Make(Config({urls.begin(), urls.begin() + 10}));
+  ASSERT_TRUE(s);
+  s->Update(Config(urls));
+  EXPECT_EQ(s->Replicas().size(), 70u);
+  std::vector<serve::BlockHash> blocks = {1};
+  std::set<std::string> seen;
+  for (int i = 0; i < 70; ++i) seen.insert(s->Route(blocks, 16, 1, {}).url);
+  EXPECT_EQ(seen.size(), 70u);
+}
+
+TEST(ServiceRegistry, FindsServicesByModelName) {
+  ServiceRegistry reg{EngineProfile{}};
+  ServiceConfig a = Config({"http://a"});
+  a.name = "nlp/chat";
+  a.models = {"chat", "nlp/chat"};
+  ServiceConfig b = Config({"http://b"});
+  b.name = "nlp/code";
+  EXPECT_TRUE(reg.Reconcile({a, b}).empty());
+  ASSERT_TRUE(reg.Find("chat"));
+  EXPECT_EQ(reg.Find("chat")->config().name, "nlp/chat");
+  ASSERT_TRUE(reg.Find("code"));
+  EXPECT_EQ(reg.Find("code")->config().name, "nlp/code");
+  EXPECT_FALSE(reg.Find("other"));
+  ServiceConfig bad = Config({"http://c"}, "nope");
+  bad.name = "x/y";
+  auto problems = reg.Reconcile({a, bad});
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("x/y"), std::string::npos);
+  EXPECT_EQ(reg.All().size(), 1u);
+}
+
+TEST(ControllerDiscovery, ServiceFromJobDetail) {
+  const nlohmann::json job = nlohmann::json::parse(R"({
+    "kind": "InferenceService", "name": "chat", "queue": "nlp", "finishTimeMs": 0,
+    "spec": {"spec": {"routing": {"policy": "tessera", "blockTokens": 32},
+                      "slo": {"ttftMs": 500, "tbtMs": 50}}},
+    "taskList": [
+      {"rank": 0, "node": "node-0", "state": "Running", "masterAddr": "10.0.0.1", "masterPort": 20100},
+      {"rank": 1, "node": "node-1", "state": "Running", "masterAddr": "10.0.0.1", "masterPort": 20100},
+      {"rank": 2, "node": "node-1", "state": "Assigned", "masterAddr": "10.0.0.1", "masterPort": 20100}
+    ]})");
+  auto c = ServiceFromJobDetail(job, {{"node-0", "10.0.0.1"}, {"node-1", "10.0.0.2"}}, {});
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->name, "nlp/chat");
+  EXPECT_EQ(c->policy, "tessera");
+  EXPECT_EQ(c->block_tokens, 32);
+  EXPECT_EQ(c->slo_ttft_ms, 500);
+  EXPECT_EQ(c->slo_tbt_ms, 50);
+  // Running replicas only, each at its node's address and master port + rank.
+  EXPECT_EQ(c->backends,
+            (std::vector<std::string>{"http://10.0.0.1:20100", "http://10.0.0.2:20101"}));
+  nlohmann::json training = job;
+  training["kind"] = "TrainingJob";
+  EXPECT_FALSE(ServiceFromJobDetail(training, {}, {}).has_value());
+  nlohmann::json old = job;
+  old["spec"]["spec"]["slo"] = {{"latencyMs", 800}};
+  old["spec"]["spec"].erase("routing");
+  auto o = ServiceFromJobDetail(old, {}, DiscoveryDefaults{"prefix"});
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->slo_ttft_ms, 800);  // the older name of ttftMs
+  EXPECT_EQ(o->policy, "prefix");
+  EXPECT_EQ(o->block_tokens, 16);
+}
+
+TEST(KvEventMessages, ParseTheEnginesStream) {
+  auto events = ParseKvEventMessage(
+      R"({"seq":3,"events":[{"type":"AllBlocksCleared","block_hashes":[]},
+          {"type":"BlockStored","block_hashes":[18446744073709551615,2]},
+          {"type":"Mystery","block_hashes":[9]},
+          {"type":"BlockRemoved","block_hashes":[2]}]})");
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0].kind, serve::KvEvent::Kind::kCleared);
+  EXPECT_EQ(events[1].kind, serve::KvEvent::Kind::kStored);
+  EXPECT_EQ(events[1].block, 18446744073709551615ull);
+  EXPECT_EQ(events[3].kind, serve::KvEvent::Kind::kRemoved);
+  EXPECT_TRUE(ParseKvEventMessage("not json").empty());
+}
+
+}  // namespace
+}  // namespace tessera::gateway
