@@ -112,11 +112,6 @@ std::string NginxConfig(const std::string& dir, int port, const std::vector<int>
       std::max(1u, std::thread::hardware_concurrency()), dir, dir, upstream, port);
 }
 
-int FreePort() {
-  TrivialBackend probe(0, 0);  // binds an ephemeral port; freed when it goes
-  return probe.port();
-}
-
 bool WaitForPort(int port, double seconds) {
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<int>(seconds * 1000));
@@ -166,12 +161,12 @@ int RunBenchGateway(const BenchGatewayFlags& f) {
   TrivialBackend b1(f.stream_tokens, f.stream_interval_us),
       b2(f.stream_tokens, f.stream_interval_us);
   const std::vector<int> backends = {b1.port(), b2.port()};
-  const int gw_port = FreePort(), nginx_port = FreePort();
+  const int gw_port = FreeLoopbackPort(), nginx_port = FreeLoopbackPort();
   const pid_t gw = StartChild(
       {bin + "/tessera-gateway", "--port", std::to_string(gw_port), "--policy", "round-robin",
        "--backend", fmt::format("http://127.0.0.1:{}", b1.port()), "--backend",
        fmt::format("http://127.0.0.1:{}", b2.port()), "--no-kv-events", "--threads",
-       std::to_string(f.connections + f.streams + 8), "--health-interval-ms", "60000"},
+       std::to_string(f.connections + f.streams + 8), "--health-interval-ms", "1000"},
       dir + "/gateway.log");
   const std::string conf = NginxConfig(dir, nginx_port, backends);
   std::ofstream(dir + "/nginx.conf") << conf;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -76,6 +77,9 @@ bool ReadResponse(int fd, std::string& buf, bool* ok, bool* close) {
   std::string head = buf.substr(0, header_end);
   for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   *ok = head.rfind("http/1.1 200", 0) == 0;
+  if (!*ok && std::getenv("TESSERA_BENCH_DEBUG") != nullptr) {
+    std::fprintf(stderr, "%s\n%s\n", head.c_str(), buf.substr(header_end, 300).c_str());
+  }
   *close = head.find("connection: close") != std::string::npos;
   const auto cl = head.find("content-length:");
   if (cl == std::string::npos) return false;
@@ -93,6 +97,21 @@ bool ReadResponse(int fd, std::string& buf, bool* ok, bool* close) {
 
 }  // namespace
 
+int FreeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
 bool CanConnect(int port) {
   const int fd = Connect(port);
   if (fd < 0) return false;
@@ -102,7 +121,8 @@ bool CanConnect(int port) {
 
 TrivialBackend::TrivialBackend(int stream_tokens, int stream_interval_us)
     : impl_(std::make_unique<Impl>()) {
-  impl_->server.new_task_queue = [] { return new httplib::ThreadPool(64); };
+  // Thread per connection: room for the gateway's and nginx's kept-alive connections at once.
+  impl_->server.new_task_queue = [] { return new httplib::ThreadPool(512); };
   impl_->server.set_keep_alive_max_count(1'000'000);
   impl_->server.set_tcp_nodelay(true);
   impl_->server.Post("/v1/completions", [stream_tokens, stream_interval_us](
@@ -114,11 +134,22 @@ TrivialBackend::TrivialBackend(int stream_tokens, int stream_interval_us)
   });
   impl_->server.Get("/health",
                     [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
+  int listen_fd = -1;  // cpp-httplib's backlog of 5 would drop a burst of connects
+  impl_->server.set_socket_options([&listen_fd](int fd) {
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    listen_fd = fd;
+  });
   port_ = impl_->server.bind_to_any_port("127.0.0.1");
+  if (listen_fd >= 0) ::listen(listen_fd, 4096);
   impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
 }
 
 TrivialBackend::~TrivialBackend() {
+  // stop() is a no-op until the listening thread runs; wait for it first.
+  for (int i = 0; i < 500 && !impl_->server.is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   impl_->server.stop();
   if (impl_->thread.joinable()) impl_->thread.join();
 }
@@ -143,7 +174,11 @@ LoadResult RunClosedLoop(int port, const std::string& path, const std::string& b
           fd = Connect(port);
           buf.clear();
           if (fd < 0) {
+            if (std::getenv("TESSERA_BENCH_DEBUG") != nullptr) {
+              std::fprintf(stderr, "connect failed: errno %d\n", errno);
+            }
             ++failed;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
             continue;
           }
         }
@@ -151,6 +186,9 @@ LoadResult RunClosedLoop(int port, const std::string& path, const std::string& b
         if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
                 static_cast<ssize_t>(request.size()) ||
             !ReadResponse(fd, buf, &good, &close)) {
+          if (std::getenv("TESSERA_BENCH_DEBUG") != nullptr) {
+            std::fprintf(stderr, "connection failed: errno %d, buffered %zu\n", errno, buf.size());
+          }
           ++failed;
           ::close(fd);
           fd = -1;
@@ -202,8 +240,12 @@ std::vector<double> StreamChunkDelaysMs(int port, const std::string& body, int s
       };
       httplib::Response res;
       httplib::Error error;
-      client.send(req, res, error);
+      const bool sent = client.send(req, res, error);
       std::lock_guard lock(mu);
+      if (!sent || res.status != 200) {
+        std::fprintf(stderr, "stream from port %d: %s, HTTP %d, %zu chunks %s\n", port,
+                     httplib::to_string(error).c_str(), res.status, mine.size(), carry.c_str());
+      }
       delays.insert(delays.end(), mine.begin(), mine.end());
     });
   }

@@ -42,6 +42,8 @@ LoadResult RunClosedLoop(int port, const std::string& path, const std::string& b
 std::vector<double> StreamChunkDelaysMs(int port, const std::string& body, int streams);
 
 std::int64_t SteadyNanos();
+// A loopback port free now (for a child to listen on).
+int FreeLoopbackPort();
 // True when something accepts connections on 127.0.0.1:`port`.
 bool CanConnect(int port);
 

@@ -99,15 +99,16 @@ void ReplicaMonitor::ProbeOnce() {
   for (const auto& service : registry_.All()) {
     for (const ReplicaView& r : service->Replicas()) {
       httplib::Client client(r.url);
-      client.set_connection_timeout(0, 300'000);
-      client.set_read_timeout(1, 0);
+      client.set_connection_timeout(1, 0);
+      client.set_read_timeout(2, 0);
       auto res = client.Get("/health");
       if (res && res->status == 200) {
         service->MarkHealthy(r.url);
         if (kv_events_) EnsureFeed(service, r.url);
       } else {
-        service->MarkDead(r.url, res ? "health check answered " + std::to_string(res->status)
-                                     : "health check failed: " + httplib::to_string(res.error()));
+        service->ProbeFailed(r.url,
+                             res ? "health check answered " + std::to_string(res->status)
+                                 : "health check failed: " + httplib::to_string(res.error()));
       }
     }
   }

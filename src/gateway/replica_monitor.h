@@ -1,6 +1,7 @@
 // Keeps the gateway's view of its replicas current, on its own threads:
 //   - health: every interval, GET /health on each replica of each service; a replica that
-//     answers 200 is ready, one that does not is out of rotation until it answers again;
+//     answers 200 is ready, one that fails two probes in a row is out of rotation until it
+//     answers again;
 //   - KV events: for each ready replica, a subscription to GET /v1/kv_events (the simulated
 //     engine's SSE stream of BlockStored / BlockRemoved / AllBlocksCleared) that corrects the
 //     service's block index. A replica that answers 404 offers none (a real vLLM or SGLang

@@ -183,7 +183,20 @@ void ServiceRoutes::MarkDead(const std::string& url, const std::string& reason) 
 void ServiceRoutes::MarkHealthy(const std::string& url) {
   std::lock_guard lock(mu_);
   for (Slot& s : slots_) {
-    if (s.present && s.url == url) s.healthy = true;
+    if (s.present && s.url == url) {
+      s.healthy = true;
+      s.failed_probes = 0;
+    }
+  }
+}
+
+void ServiceRoutes::ProbeFailed(const std::string& url, const std::string& reason) {
+  std::lock_guard lock(mu_);
+  for (Slot& s : slots_) {
+    if (s.present && s.url == url && ++s.failed_probes >= kProbeFailuresToDead) {
+      s.healthy = false;
+      s.last_error = reason;
+    }
   }
 }
 

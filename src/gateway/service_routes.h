@@ -63,6 +63,10 @@ class ServiceRoutes {
   // The replica at `url` failed (connection refused, died mid-stream) or answered a probe.
   void MarkDead(const std::string& url, const std::string& reason);
   void MarkHealthy(const std::string& url);
+  // A health probe failed: out of rotation after kProbeFailuresToDead in a row (one slow probe
+  // on a busy replica is not a dead replica; a refused request is, at once: MarkDead).
+  void ProbeFailed(const std::string& url, const std::string& reason);
+  static constexpr int kProbeFailuresToDead = 2;
   void ApplyKvEvents(const std::string& url, std::span<const serve::KvEvent> events);
   // Discovery's new set of replicas (and settings); slots of URLs that stay keep their state.
   void Update(const ServiceConfig& config);
@@ -79,6 +83,7 @@ class ServiceRoutes {
     bool healthy = false;  // answering (probe, or requests succeeding)
     std::int32_t waiting = 0, running = 0;
     std::int64_t queued_prefill_tokens = 0, context_tokens = 0;
+    int failed_probes = 0;
     std::string last_error;
   };
   ServiceRoutes(ServiceConfig config, EngineProfile engine, std::unique_ptr<serve::Router> router,

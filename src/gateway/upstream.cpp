@@ -9,7 +9,8 @@ namespace tessera::gateway {
 
 namespace {
 
-constexpr int kConnectTimeoutMs = 1000;
+// Above the kernel's 1 s SYN retransmission, so one dropped SYN is not a dead replica.
+constexpr int kConnectTimeoutMs = 3000;
 constexpr int kReadTimeoutS = 600;  // a long generation may take minutes
 constexpr std::size_t kMaxPendingBytes = 1 << 20;
 
@@ -33,12 +34,20 @@ UpstreamReply PostUpstream(const std::string& base_url, const std::string& path,
                            const std::string& body, const std::string& authorization) {
   thread_local std::unordered_map<std::string, std::unique_ptr<httplib::Client>> clients;
   auto& client = clients[base_url];
+  const bool reused = client != nullptr;
   if (!client) {
     client = std::make_unique<httplib::Client>(base_url);
     Configure(*client);
   }
   UpstreamReply out;
   auto r = client->Post(path, HeadersOf(authorization), body, "application/json");
+  if (!r && reused) {
+    // A kept-alive connection the replica had closed: once more on a fresh one, as nginx's
+    // proxy_next_upstream does, before calling the replica dead.
+    client = std::make_unique<httplib::Client>(base_url);
+    Configure(*client);
+    r = client->Post(path, HeadersOf(authorization), body, "application/json");
+  }
   if (!r) {
     out.error = httplib::to_string(r.error());
     client.reset();  // a fresh connection next time
