@@ -60,7 +60,10 @@ TEST(GatewayE2E, RoutesToEngineSimReplicasDiscoveredFromTheController) {
   // The same prompt goes back to the replica holding it (prefix policy), which has it cached.
   Reply second = PostJson(gw.url, "/v1/completions", body);
   ASSERT_EQ(second.status, 200);
-  EXPECT_EQ(second.json["usage"]["prompt_tokens_details"]["cached_tokens"], 32);
+  // At least the 2 blocks before the last prompt token (all 3 once the engine has published
+  // the block holding it).
+  const int cached = second.json["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>();
+  EXPECT_TRUE(cached == 32 || cached == 48) << cached;
   const std::string stream = Json{
       {"model", "demo-serve"},
       {"prompt", Words(8, 900)},
@@ -74,7 +77,10 @@ TEST(GatewayE2E, RoutesToEngineSimReplicasDiscoveredFromTheController) {
   EXPECT_EQ(cluster.Delete("/v1/jobs/serving/demo-serve").status, 202);
   EXPECT_TRUE(WaitFor([&] { return ReadyReplicas(gw.url) == 0; }, 30))
       << GetPath(gw.url, "/v1/services").body;
-  EXPECT_EQ(PostJson(gw.url, "/v1/completions", body).status, 404);  // no such service now
+  // 503 (no ready replica) while the job stops; 404 once it has finished and left discovery.
+  const int status = PostJson(gw.url, "/v1/completions", body).status;
+  EXPECT_TRUE(status == 503 || status == 404) << status;
+  EXPECT_TRUE(WaitFor([&] { return PostJson(gw.url, "/v1/completions", body).status == 404; }, 30));
 }
 
 }  // namespace
