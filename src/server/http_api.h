@@ -1,8 +1,8 @@
 // The controller's REST API over HTTP/JSON (cpp-httplib), bound to 127.0.0.1 unless told
 // otherwise. Routes (all JSON unless noted; errors are {"error": {code, message, details}}):
 //
-//   GET    /v1/healthz                      liveness
-//   GET    /v1/status                       counters, load time, first decision
+//   GET    /v1/healthz                      liveness; schedulerError when it cannot schedule
+//   GET    /v1/status                       counters, load time, first decision, schedulerError
 //   POST   /v1/jobs                         body: a job spec (YAML or JSON) -> 201 + job
 //   GET    /v1/jobs?queue=&name=&phase=&limit=
 //   GET    /v1/jobs/{queue...}/{name}       job with units, tasks and events
@@ -42,6 +42,11 @@ class ApiServer {
 
  private:
   void Routes();
+  void ErrorRoutes();
+  void JobRoutes();   // submit, release, list, get, cancel, purge
+  void ViewRoutes();  // healthz, status, nodes, queues, events
+  void LogRoute();    // task logs, proxied from the agents
+  void AgentRoutes();
   Controller& controller_;
   std::unique_ptr<httplib::Server> http_;
 };
