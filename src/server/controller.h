@@ -47,8 +47,9 @@ class Controller {
   AgentService& agents() { return agents_; }
 
   // --- API for users (user_api.h). ---
-  ApiResult<nlohmann::json> Submit(std::string_view text, bool hold = false) {
-    return users_.Submit(text, hold);
+  ApiResult<nlohmann::json> Submit(std::string_view text, bool hold = false,
+                                   bool queue_anyway = false) {
+    return users_.Submit(text, hold, queue_anyway);
   }
   ApiResult<nlohmann::json> Release(const std::string& queue, const std::vector<std::string>& names,
                                     bool all) {

@@ -203,7 +203,7 @@ void ApiServer::JobRoutes() {
   auto& h = *http_;
   Controller& c = controller_;
   h.Post("/v1/jobs", [&c](const httplib::Request& req, httplib::Response& res) {
-    auto job = c.Submit(req.body, TruthyParam(req, "hold"));
+    auto job = c.Submit(req.body, TruthyParam(req, "hold"), TruthyParam(req, "queueAnyway"));
     if (!job) return SendError(res, job.error());
     SendJson(res, 201, *job);
   });
@@ -227,6 +227,14 @@ void ApiServer::JobRoutes() {
             res, Error::Code::kInvalidArgument,
             "phase: unknown phase " + Quote(phase) + " (known: " + api::JobPhaseNames() + ")");
       }
+    }
+    if (req.has_param("view")) {
+      const std::string view = req.get_param_value("view");
+      if (view != "summary" && view != "object") {
+        return SendError(res, Error::Code::kInvalidArgument,
+                         "view: expected summary or object, got " + Quote(view));
+      }
+      f.objects = view == "object";
     }
     auto limit = IntParam(req, res, "limit", 0, 0, 1'000'000);
     if (!limit) return;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "server/change_builder.h"
+#include "server/queue_view.h"
 #include "spec/document.h"
 #include "spec/protocol.h"
 
@@ -248,48 +249,27 @@ Json NodesView(const ControllerState& state, Tick now) {
   return out;
 }
 
-Json QueuesView(const ControllerState& state) {
-  struct Counts {
-    int pending = 0, running = 0, finished = 0;
-    double gpus = 0;
-  };
-  std::map<std::string, Counts> counts;
-  for (const auto& [name, q] : state.queues) counts[name];
-  const auto& tree = state.queue_tree;
-  if (tree) {
-    for (int leaf : tree->leaves()) counts[tree->node(leaf).path];
-  }
+Json QueuesView(const ControllerState& state, const QueueTreeSpec* tree,
+                const Resources& capacity) {
+  std::map<std::string, QueueUsage> usage;
+  for (const auto& [name, q] : state.queues) usage[name];
   for (const auto& [id, job] : state.jobs) {
-    auto& c = counts[job.rec.queue];
+    QueueUsage& u = usage[job.rec.queue];
     if (job.rec.finished_ms != 0) {
-      ++c.finished;
+      ++u.finished_jobs;
     } else if (JobPhaseOf(job) == JobPhase::kPending) {
-      ++c.pending;
+      ++u.pending_jobs;
+      u.pending_gpu_milli += job.workload.TotalGpuMilli();
     } else {
-      ++c.running;
+      ++u.active_jobs;
     }
     for (auto tid : job.tasks) {
       const TaskRecord& t = state.tasks.at(tid);
       if (IsLive(t.state))
-        c.gpus += static_cast<double>(t.gpus.size()) * t.gpu_milli / kMilliPerGpu;
+        u.allocated += {t.cpu_milli, t.memory_mib, std::ssize(t.gpus) * t.gpu_milli};
     }
   }
-  Json out = Json::array();
-  for (const auto& [name, c] : counts) {
-    Json q = {{"name", name},
-              {"pendingJobs", c.pending},
-              {"activeJobs", c.running},
-              {"finishedJobs", c.finished},
-              {"gpusAllocated", c.gpus}};
-    // Under drf: what the queue tree, built against the registered nodes, guarantees it.
-    if (const int n = tree ? tree->Find(name) : -1; n >= 0) {
-      const QueueNode& node = tree->node(n);
-      q["guaranteedGpus"] = static_cast<double>(node.guaranteed.gpu_milli) / kMilliPerGpu;
-      q["entitlement"] = node.entitlement;
-    }
-    out.push_back(std::move(q));
-  }
-  return out;
+  return QueueRows(tree, state.queue_tree.get(), capacity, usage);
 }
 
 Json EventJson(const EventRecord& e) {

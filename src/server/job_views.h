@@ -43,8 +43,10 @@ nlohmann::json JobSummary(const ControllerState& state, const JobState& job);
 // The summary plus spec, units, every task and the job's events held in memory.
 nlohmann::json JobDetail(const ControllerState& state, const JobState& job);
 nlohmann::json NodesView(const ControllerState& state, Tick now);
-// Per queue: job counts and GPUs allocated; under drf the tree's guarantee too.
-nlohmann::json QueuesView(const ControllerState& state);
+// The rows of GET /v1/queues (queue_view.h): `tree` as configured (null without one),
+// `capacity` the registered nodes'.
+nlohmann::json QueuesView(const ControllerState& state, const QueueTreeSpec* tree,
+                          const Resources& capacity);
 nlohmann::json EventJson(const EventRecord& event);
 
 // "%g" of a GPU count, as messages write it.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "server/job_object.h"
 #include "server/unit_lifecycle.h"
 #include "spec/document.h"
 #include "spec/text.h"
@@ -19,7 +20,7 @@ ApiError JobNotFound(const std::string& queue, const std::string& name) {
 
 }  // namespace
 
-ApiResult<Json> UserApi::Submit(std::string_view text, bool hold) {
+ApiResult<Json> UserApi::Submit(std::string_view text, bool hold, bool queue_anyway) {
   std::vector<FieldError> fields;
   auto spec = ParseJobSpec(text, &fields);
   if (!spec) return std::unexpected(ApiError{spec.error(), fields});
@@ -29,6 +30,17 @@ ApiResult<Json> UserApi::Submit(std::string_view text, bool hold) {
     FieldError f{"metadata.queue", "'" + spec->queue + "' is not a leaf queue of the queue tree (" +
                                        core_.options().queues_source + "): one of " + leaves};
     return std::unexpected(ApiError{InvalidArgument(f.ToString()).error(), {f}});
+  }
+  std::shared_ptr<const Cluster> registered;
+  if (!queue_anyway) {
+    std::lock_guard lock(core_.mu);
+    registered = RegisteredClusterLocked();
+  }
+  if (auto f = queue_anyway ? std::nullopt : NeverFitsAtSubmit(*registered, *spec)) {
+    f->reason +=
+        "; it can never run on the registered nodes (`tessera submit --queue-anyway` "
+        "queues it until such nodes register)";
+    return std::unexpected(ApiError{FailedPrecondition(f->ToString()).error(), {*f}});
   }
   auto req = std::make_shared<SubmitRequest>();
   req->spec = std::move(*spec);
@@ -52,6 +64,15 @@ ApiResult<Json> UserApi::Submit(std::string_view text, bool hold) {
     submit_cv_.notify_all();
   }
   return std::move(*req->result);
+}
+
+std::shared_ptr<const Cluster> UserApi::RegisteredClusterLocked() {
+  return fit_cluster_.Get(core_.state.node_generation, [&](Cluster& cluster) {
+    for (const auto& [name, node] : core_.state.nodes) {
+      (void)cluster.AddNode(name, node.rec.gpu_model, node.rec.gpu_count, node.rec.cpu_milli,
+                            node.rec.memory_mib);
+    }
+  });
 }
 
 void UserApi::AddJobLocked(const JobSpec& spec, bool hold, std::int64_t id, ChangeBuilder& change,
@@ -147,7 +168,8 @@ Json UserApi::ListJobs(const JobFilter& filter) {
     if (!filter.queue.empty() && job.rec.queue != filter.queue) continue;
     if (!filter.name.empty() && job.rec.name != filter.name) continue;
     if (filter.phase && JobPhaseOf(job) != *filter.phase) continue;
-    out.push_back(JobSummary(core_.state, job));
+    out.push_back(filter.objects ? ResubmittableJob(job.spec, JobSummary(core_.state, job))
+                                 : JobSummary(core_.state, job));
     if (filter.limit > 0 && out.size() >= filter.limit) break;
   }
   return out;
@@ -269,7 +291,9 @@ Json UserApi::ListNodes() {
 
 Json UserApi::ListQueues() {
   std::lock_guard lock(core_.mu);
-  return QueuesView(core_.state);
+  const auto& queues = core_.options().queues;
+  return QueuesView(core_.state, queues ? &*queues : nullptr,
+                    ClusterCapacity(*RegisteredClusterLocked()));
 }
 
 Json UserApi::ServerStatus() {

@@ -19,6 +19,7 @@
 #include "server/api_error.h"
 #include "server/controller_core.h"
 #include "server/job_views.h"
+#include "server/submit_fit.h"
 
 namespace tessera {
 
@@ -27,6 +28,7 @@ struct JobFilter {
   std::string name;                    // exact name, or empty
   std::optional<api::JobPhase> phase;  // or any
   std::size_t limit = 0;               // 0 = no limit
+  bool objects = false;                // resubmittable objects (job_object.h) instead of summaries
 };
 
 // Where the log of one task is served.
@@ -45,7 +47,9 @@ class UserApi {
 
   // Validates and durably stores a job from YAML or JSON text; returns the job. A job
   // submitted with `hold` stays Pending (reason Held), skipped by the scheduler, until released.
-  ApiResult<nlohmann::json> Submit(std::string_view text, bool hold);
+  // A job that can never fit the registered nodes is refused (FailedPrecondition, with the
+  // field: submit_fit.h) unless `queue_anyway`.
+  ApiResult<nlohmann::json> Submit(std::string_view text, bool hold, bool queue_anyway);
   // Releases held jobs in one commit: each of `names` (in `queue`, or in the only queue that
   // has that name when `queue` is empty), or with `all` every held job (of `queue` if given).
   // All or nothing: an unknown or ambiguous name fails the request and releases none.
@@ -82,6 +86,9 @@ class UserApi {
   // Adds one new job with id `id` to `change`. REQUIRES: mu held.
   void AddJobLocked(const JobSpec& spec, bool hold, std::int64_t id, ChangeBuilder& change,
                     std::set<std::string>& new_queues);
+  // The registered nodes as a Cluster (cached until a node is added or changes shape).
+  // REQUIRES: mu held.
+  std::shared_ptr<const Cluster> RegisteredClusterLocked();
   // The ids of the jobs a release names. REQUIRES: mu held.
   ApiResult<std::vector<std::int64_t>> ReleasedIdsLocked(const std::string& queue,
                                                          const std::vector<std::string>& names,
@@ -89,6 +96,7 @@ class UserApi {
 
   ControllerCore& core_;
   std::set<std::string> leaf_queues_;
+  SubmitFitCluster fit_cluster_;  // the registered nodes, for the fit check at submit
 
   // Group commit of submissions: the first waiting submitter commits for everyone queued.
   std::mutex submit_mu_;

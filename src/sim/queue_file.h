@@ -1,6 +1,6 @@
 // Queue trees for the simulator (`tessera sim --queues FILE`, read by spec/queue_file.h), and
 // the assignment of a trace's jobs to leaf queues. The format is documented in docs/quotas.md;
-// examples/queues.yaml is one. Errors name the file, the key and the reason: "FILE: key
+// examples/config/queues.yaml is one. Errors name the file, the key and the reason: "FILE: key
 // 'queues[2].guaranteed.gpu': negative".
 #pragma once
 

@@ -1,5 +1,5 @@
 // Queue tree files (`tesserad --queues FILE`, `tessera sim --queues FILE`): YAML read into a
-// QueueTreeSpec. The format is documented in docs/quotas.md; examples/queues.yaml is one.
+// QueueTreeSpec. The format is documented in docs/quotas.md; examples/config/queues.yaml is one.
 // Errors name the file, the key and the reason: "FILE: key 'queues[2].guaranteed.gpu': negative".
 #pragma once
 
