@@ -132,6 +132,12 @@ TEST(RoutingPolicy, TesseraRejectsWhenNoReplicaMeetsTheSlo) {
   EXPECT_EQ(d.replica, -1);
   EXPECT_EQ(d.reason, RejectReason::kTtftSlo);
   EXPECT_GT(d.predicted_ttft_ms, 1000);
+  // A prompt that would miss the SLO even on an idle replica (2,000 tokens: 1 ms + 20 ms > 5 ms)
+  // is served as well as it can be, not refused: refusing it would not save the others much.
+  for (auto& l : f.loads) l.queued_prefill_tokens = 0;
+  const RouteDecision long_prompt = (*p)->Route({kBlocks, 2000, 10}, f.ctx());
+  EXPECT_EQ(long_prompt.replica, 0);
+  EXPECT_EQ(long_prompt.reason, RejectReason::kNone);
 }
 
 TEST(Router, LearnsFromDecisionsAndSkipsUnreadyReplicas) {
