@@ -28,7 +28,6 @@ serve::RoutingConfig RoutingConfigOf(const ServiceConfig& config) {
   } else {
     rc.reject_factor = 0;
   }
-  if (config.slo_tbt_ms > 0) rc.slo_tbt_ms = config.slo_tbt_ms;
   return rc;
 }
 
