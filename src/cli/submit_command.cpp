@@ -3,6 +3,9 @@
 // --hold submits them held: Pending (reason Held) until `tessera release`. A relative
 // spec.workingDir is taken from the directory `tessera submit` runs in, as sbatch runs a job in
 // the directory it was submitted from: the controller only accepts absolute paths.
+// A document that is a list (a YAML sequence or JSON array, as `tessera get jobs -o yaml`
+// prints) submits each of its objects. A job that can never fit the registered nodes is
+// refused with the reason (as sbatch refuses one), unless --queue-anyway.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -23,7 +26,34 @@ struct SubmitFlags {
   std::vector<std::string> files;
   std::string output;
   bool hold = false;
+  bool queue_anyway = false;
 };
+
+// The job documents of a file's text: YAML documents (or one JSON document), each list
+// among them split into its objects. A document that does not parse is kept as it is, for
+// the controller to report with its line and column.
+std::vector<std::string> JobDocuments(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return {};
+  const bool json = text[first] == '{' || text[first] == '[';
+  std::vector<std::string> out;
+  for (const auto& doc : json ? std::vector<std::string>{text} : SplitYamlDocuments(text)) {
+    auto parsed = ParseDocument(doc);
+    if (parsed && parsed->is_array()) {
+      for (const auto& item : *parsed) out.push_back(DumpJson(item));
+    } else {
+      out.push_back(doc);
+    }
+  }
+  return out;
+}
+
+std::string SubmitPath(const SubmitFlags& f) {
+  std::string path = "/v1/jobs";
+  if (f.hold) path += "?hold=true";
+  if (f.queue_anyway) path += f.hold ? "&queueAnyway=true" : "?queueAnyway=true";
+  return path;
+}
 
 int RunSubmit(const SubmitFlags& f) {
   auto format = ParseOutput(f.output);
@@ -48,19 +78,15 @@ int RunSubmit(const SubmitFlags& f) {
       }
       ss << in.rdbuf();
     }
-    const std::string text = ss.str();
-    auto docs = text.find_first_not_of(" \t\r\n") != std::string::npos &&
-                        text[text.find_first_not_of(" \t\r\n")] == '{'
-                    ? std::vector<std::string>{text}
-                    : SplitYamlDocuments(text);
+    const auto docs = JobDocuments(ss.str());
     if (docs.empty()) {
       std::fprintf(stderr, "error: %s: no job spec in the file\n", file.c_str());
       ++failures;
       continue;
     }
     for (std::size_t i = 0; i < docs.size(); ++i) {
-      auto job = JsonOf(api.Post(f.hold ? "/v1/jobs?hold=true" : "/v1/jobs",
-                                 ec ? docs[i] : WithAbsoluteWorkingDir(docs[i], cwd.string())));
+      auto job = JsonOf(
+          api.Post(SubmitPath(f), ec ? docs[i] : WithAbsoluteWorkingDir(docs[i], cwd.string())));
       const std::string where =
           docs.size() > 1 ? file + " (document " + std::to_string(i + 1) + ")" : file;
       if (!job) {
@@ -73,7 +99,7 @@ int RunSubmit(const SubmitFlags& f) {
         std::cout << "job " << job->value("queue", "") << "/" << job->value("name", "")
                   << " submitted (" << job->value("kind", "") << ", " << job->value("tasks", 0)
                   << " task(s), " << Number(job->value("gpus", 0.0)) << " GPU(s))"
-                  << (f.hold ? ", held" : "") << "\n";
+                  << (f.hold ? ", held" : "") << (f.queue_anyway ? ", queued anyway" : "") << "\n";
       } else {
         submitted.push_back(*job);
       }
@@ -92,6 +118,9 @@ void RegisterSubmitCommand(CLI::App& app) {
       ->required();
   cmd->add_flag("--hold", flags->hold,
                 "Submit held: pending, not scheduled until `tessera release`");
+  cmd->add_flag("--queue-anyway", flags->queue_anyway,
+                "Queue a job that can never fit the registered nodes (e.g. until bigger ones "
+                "register) instead of refusing it");
   AddClusterFlags(cmd, &flags->cluster);
   AddOutputFlag(cmd, &flags->output);
   cmd->callback([flags] { SetExitCode(RunSubmit(*flags)); });
