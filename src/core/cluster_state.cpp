@@ -23,6 +23,12 @@ ClusterState::ClusterState(const Cluster& cluster)
   free_gpu_milli_ = healthy_gpu_milli_;
 }
 
+ClusterState::ClusterState(const Cluster& cluster, std::shared_ptr<std::uint64_t> versions)
+    : ClusterState(cluster) {
+  version_source_ = std::move(versions);
+  for (auto& s : nodes_) Touch(s);
+}
+
 bool ClusterState::Fits(const TaskPlacement& t) const {
   if (!t.node.valid() || t.node.value >= nodes_.size()) return false;
   const auto& s = nodes_[t.node.value];
