@@ -66,6 +66,14 @@ TEST(RoutingPolicy, PrefixFollowsCacheUnlessImbalanced) {
   // Below the threshold (1 block of 4 = 16 of 64 tokens = 0.25): the smallest tree, replica 2.
   f.matched = {0, 1, 0};
   EXPECT_EQ(Pick("prefix", f, {kBlocks, 64, 10}), 2);
+  // Equal trees: the less loaded (replica 0 runs 0, replica 2 runs 0 but waits 1).
+  f.cached = {3, 9, 3};
+  f.loads[2].waiting = 1;
+  EXPECT_EQ(Pick("prefix", f, {kBlocks, 64, 10}), 0);
+  f.loads[0].waiting = 2;
+  EXPECT_EQ(Pick("prefix", f, {kBlocks, 64, 10}), 2);
+  f.loads[0].waiting = f.loads[2].waiting = 0;
+  f.cached = {5, 9, 2};
   // Imbalanced: max 100 - min 0 > 64 and 100 > 0 * 1.5: the least loaded, replica 0.
   f.matched = {0, 3, 1};
   f.loads[1].running = 100;
@@ -132,6 +140,12 @@ TEST(RoutingPolicy, TesseraRejectsWhenNoReplicaMeetsTheSlo) {
   EXPECT_EQ(d.replica, -1);
   EXPECT_EQ(d.reason, RejectReason::kTtftSlo);
   EXPECT_GT(d.predicted_ttft_ms, 1000);
+  // A prompt that would miss the SLO even on an idle replica (2,000 tokens: 1 ms + 20 ms > 5 ms)
+  // is served as well as it can be, not refused: refusing it would not save the others much.
+  for (auto& l : f.loads) l.queued_prefill_tokens = 0;
+  const RouteDecision long_prompt = (*p)->Route({kBlocks, 2000, 10}, f.ctx());
+  EXPECT_EQ(long_prompt.replica, 0);
+  EXPECT_EQ(long_prompt.reason, RejectReason::kNone);
 }
 
 TEST(Router, LearnsFromDecisionsAndSkipsUnreadyReplicas) {

@@ -43,13 +43,18 @@ class TesseraPolicy final : public RoutingPolicy {
     };
     Best cool, any, fastest, in_slo;
     std::int64_t least_uncached = request.prompt_tokens;
+    std::int64_t work_uncached = -1;
+    double work = 0;
     for (std::int32_t r : ctx.candidates) {
       const ReplicaLoad& l = ctx.loads[r];
       const std::int64_t uncached = request.prompt_tokens - CachedTokens(request, ctx, r);
       least_uncached = std::min(least_uncached, uncached);
       const double ttft = PredictTtftMs(*ctx.engine, l, uncached, request.prompt_tokens);
-      const double work =
-          PredictTtftMs(*ctx.engine, ReplicaLoad{}, uncached, request.prompt_tokens);
+      // Most replicas share the same uncached part (all of the prompt): compute it once.
+      if (uncached != work_uncached) {
+        work_uncached = uncached;
+        work = PredictTtftMs(*ctx.engine, ReplicaLoad{}, uncached, request.prompt_tokens);
+      }
       const double cost = ttft + c.work_weight * work;
       if (better(any, r, cost)) any = {r, cost, ttft};
       if (better(fastest, r, ttft)) fastest = {r, ttft, ttft};
