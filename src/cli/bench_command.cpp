@@ -240,7 +240,8 @@ void RegisterBenchCommand(CLI::App& app) {
   auto* t = bench->add_subcommand(
       "topology", "Topology-aware vs greedy gang placement on one trace, in the simulator");
   t->add_option("--trace", topo->trace, "trace file (e.g. from tessera gen)");
-  t->add_option("--cluster", topo->cluster, "cluster spec (e.g. examples/config/clusters/llm-10k.yaml)");
+  t->add_option("--cluster", topo->cluster,
+                "cluster spec (e.g. examples/config/clusters/llm-10k.yaml)");
   t->add_option("--policy", topo->options.queue_policy, "queue policy")->capture_default_str();
   t->add_option("--placement", topo->options.placement_policy, "placement policy")
       ->capture_default_str();
@@ -259,7 +260,8 @@ void RegisterBenchCommand(CLI::App& app) {
       "policies",
       "Backfill reservations, elastic resizing, GPU-model choice vs baselines on one trace");
   b->add_option("--trace", pol->trace, "trace file (e.g. from tessera gen)");
-  b->add_option("--cluster", pol->cluster, "cluster spec (e.g. examples/config/clusters/llm-10k.yaml)");
+  b->add_option("--cluster", pol->cluster,
+                "cluster spec (e.g. examples/config/clusters/llm-10k.yaml)");
   b->add_option("--variants", pol->variants,
                 "comma-separated: fifo, easy, domain, srtf, ... with +elastic, +blind, +greedy")
       ->delimiter(',')

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
+#include "spec/job_spec.h"
 
 namespace tessera::cli {
 
@@ -153,29 +154,75 @@ Result<Json> FetchJobs(ApiClient& api, const GetFlags& f, const std::string& pha
   return all;
 }
 
-std::string NothingFound(const std::string& what, const std::string& filters) {
-  if (!filters.empty()) return "No " + what + " match " + filters + ".";
-  if (what == "jobs")
-    return "No jobs yet: submit one with `tessera submit -f examples/jobs/training-job.yaml`.";
-  if (what == "nodes")
-    return "No nodes registered yet: start agents with `tessera-agent --server URL` (or "
-           "`tessera up`).";
+enum class Listing { kJobs, kNodes, kQueues };
+
+// "jobs", "job", "nodes", ... as the listing; the plural names it in messages.
+Result<Listing> ParseListing(const std::string& what) {
+  if (what == "jobs" || what == "job") return Listing::kJobs;
+  if (what == "nodes" || what == "node") return Listing::kNodes;
+  if (what == "queues" || what == "queue") return Listing::kQueues;
+  return InvalidArgument("get " + what + ": expected jobs, nodes or queues");
+}
+
+std::string Plural(Listing l) {
+  return l == Listing::kJobs ? "jobs" : l == Listing::kNodes ? "nodes" : "queues";
+}
+
+std::string NothingFound(Listing what, const std::string& filters) {
+  if (!filters.empty()) return "No " + Plural(what) + " match " + filters + ".";
+  switch (what) {
+    case Listing::kJobs:
+      return "No jobs yet: submit one with `tessera submit -f examples/jobs/training-job.yaml`.";
+    case Listing::kNodes:
+      return "No nodes registered yet: start agents with `tessera-agent --server URL` (or "
+             "`tessera up`).";
+    case Listing::kQueues:
+      break;
+  }
   return "No queues yet: without a queue tree (tesserad --queues FILE) a queue appears when a "
          "job names it.";
+}
+
+// Nodes or queues, only those of `names` when given (the API lists them all).
+Result<Json> FetchNamed(ApiClient& api, Listing what, const std::vector<std::string>& names) {
+  auto doc = JsonOf(api.Get("/v1/" + Plural(what)));
+  if (!doc) return std::unexpected(doc.error());
+  const std::set<std::string> wanted(names.begin(), names.end());
+  Json items = Json::array();
+  for (auto& item : (*doc)[Plural(what)]) {
+    if (wanted.empty() || wanted.contains(item.value("name", ""))) items.push_back(item);
+  }
+  return items;
+}
+
+void Print(Listing what, const Json& items, OutputFormat format, const GetFlags& f,
+           const std::string& phase) {
+  if (format != OutputFormat::kTable) {
+    // One named job is that object alone, as `kubectl get job NAME -o yaml` prints it.
+    const bool one = what == Listing::kJobs && f.names.size() == 1 && items.size() == 1;
+    PrintStructured(one ? items[0] : items, format);
+  } else if (items.empty()) {
+    if (f.names.empty()) std::cout << NothingFound(what, Filters(f, phase)) << "\n";
+  } else if (what == Listing::kJobs) {
+    PrintJobTable(items);
+  } else if (what == Listing::kNodes) {
+    PrintNodeTable(items);
+  } else {
+    PrintQueueTable(items);
+  }
 }
 
 Status RunGet(const GetFlags& f) {
   auto format = ParseOutput(f.output);
   if (!format) return std::unexpected(format.error());
-  std::string what = f.what;
-  if (what == "job") what = "jobs";
-  if (what == "node") what = "nodes";
-  if (what == "queue") what = "queues";
-  if (what != "jobs" && what != "nodes" && what != "queues") {
-    return InvalidArgument("get " + f.what + ": expected jobs, nodes or queues");
+  auto what = ParseListing(f.what);
+  if (!what) return std::unexpected(what.error());
+  if (*what != Listing::kJobs && (!f.queue.empty() || !f.phase.empty())) {
+    return InvalidArgument("--queue and --phase select jobs, not " + Plural(*what));
   }
-  if (what != "jobs" && (!f.queue.empty() || !f.phase.empty())) {
-    return InvalidArgument("--queue and --phase select jobs, not " + what);
+  for (const auto& n : f.names) {  // job names go into the request; the others filter here
+    if (*what == Listing::kJobs && !ValidJobName(n))
+      return InvalidArgument(n + " is not a valid job name");
   }
   std::string phase;
   if (!f.phase.empty()) {
@@ -186,39 +233,15 @@ Status RunGet(const GetFlags& f) {
   auto url = ResolveServer(f.cluster);
   if (!url) return std::unexpected(url.error());
   ApiClient api(*url);
-  const bool structured = *format != OutputFormat::kTable;
-  Json items;
-  if (what == "jobs") {
-    auto jobs = FetchJobs(api, f, phase, structured);
-    if (!jobs) return std::unexpected(jobs.error());
-    items = std::move(*jobs);
-  } else {
-    auto doc = JsonOf(api.Get("/v1/" + what));
-    if (!doc) return std::unexpected(doc.error());
-    const std::set<std::string> wanted(f.names.begin(), f.names.end());
-    items = Json::array();
-    for (auto& item : (*doc)[what]) {
-      if (wanted.empty() || wanted.contains(item.value("name", ""))) items.push_back(item);
-    }
-  }
-  if (structured) {
-    // One named job is that object alone, as `kubectl get job NAME -o yaml` prints it.
-    const bool one = what == "jobs" && f.names.size() == 1 && items.size() == 1;
-    PrintStructured(one ? items[0] : items, *format);
-  } else if (items.empty() && f.names.empty()) {
-    std::cout << NothingFound(what, Filters(f, phase)) << "\n";
-  } else if (what == "jobs") {
-    PrintJobTable(items);
-  } else if (what == "nodes") {
-    PrintNodeTable(items);
-  } else {
-    PrintQueueTable(items);
-  }
-  if (!f.names.empty() && items.empty()) {
+  auto items = *what == Listing::kJobs ? FetchJobs(api, f, phase, *format != OutputFormat::kTable)
+                                       : FetchNamed(api, *what, f.names);
+  if (!items) return std::unexpected(items.error());
+  Print(*what, *items, *format, f, phase);
+  if (!f.names.empty() && items->empty()) {
     std::string names;
     for (const auto& n : f.names) names += (names.empty() ? "" : ", ") + n;
     const std::string filters = Filters(f, phase);
-    return NotFound("no " + what + " named " + names +
+    return NotFound("no " + Plural(*what) + " named " + names +
                     (filters.empty() ? "" : " match " + filters));
   }
   return {};

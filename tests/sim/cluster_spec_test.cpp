@@ -1,6 +1,6 @@
 // Tests of LoadCluster: short forms, the openb node list and Muri's n8g8 from
-// ../shared/traces, the YAML form (levels, domains, the examples under examples/config/clusters) and
-// bad input of every kind, with the error text.
+// ../shared/traces, the YAML form (levels, domains, the examples under examples/config/clusters)
+// and bad input of every kind, with the error text.
 #include "sim/cluster_spec.h"
 
 #include <gmock/gmock.h>

@@ -129,9 +129,9 @@ TEST(JobSpecTest, EveryKindParses) {
 }
 
 TEST(JobSpecTest, ExamplesDirectoryParses) {
-  for (const char* file :
-       {"examples/jobs/training-job.yaml", "examples/jobs/batch-job.yaml", "examples/jobs/inference-service.yaml",
-        "examples/jobs/dev-session.yaml", "examples/jobs/rl-job.yaml", "examples/jobs/pytorch-ddp.yaml"}) {
+  for (const char* file : {"examples/jobs/training-job.yaml", "examples/jobs/batch-job.yaml",
+                           "examples/jobs/inference-service.yaml", "examples/jobs/dev-session.yaml",
+                           "examples/jobs/rl-job.yaml", "examples/jobs/pytorch-ddp.yaml"}) {
     std::ifstream in(file);
     ASSERT_TRUE(in.good()) << file;
     std::stringstream ss;
