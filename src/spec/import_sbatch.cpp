@@ -7,7 +7,7 @@
 #include <cctype>
 
 #include "spec/import_translation.h"
-#include "spec/slurm_time.h"
+#include "core/slurm_time.h"
 #include "spec/text.h"
 
 namespace tessera {

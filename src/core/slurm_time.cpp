@@ -1,4 +1,4 @@
-#include "spec/slurm_time.h"
+#include "core/slurm_time.h"
 
 #include <vector>
 
