@@ -7,6 +7,7 @@
 
 #include "sched/placement/task_placer.h"
 #include "sched/queue/queue_policy.h"
+#include "server/job_gates.h"
 #include "sim/queue_file.h"
 #include "spec/document.h"
 #include "spec/text.h"
@@ -385,6 +386,13 @@ std::vector<ApiResult<Json>> Controller::CommitSubmissions(
       results[i] = duplicate(spec);
       continue;
     }
+    if (auto missing = MissingDependency(spec, [&](const JobDependency& d) {
+          return FindJobLocked(d.queue, d.name) || names.contains({d.queue, d.name});
+        })) {
+      results[i] = std::unexpected(ApiErr(InvalidArgument(*missing)));
+      names.erase({spec.queue, spec.name});
+      continue;
+    }
     AddJobLocked(spec, batch[i]->hold, id, p, new_queues);
     accepted.emplace_back(i, id++);
   }
@@ -564,6 +572,7 @@ void Controller::StopUnitLocked(JobState& job, int u, UnitPhase target, const st
 void Controller::EvaluateUnitLocked(JobState& job, int u, Pending& p) {
   const UnitRecord& unit = UNIT_OF(p, job, u);
   int live = 0, total = 0, succeeded = 0;
+  bool rank0_succeeded = false;
   const TaskRecord* failed = nullptr;
   auto visit = [&](std::int64_t tid) {
     const TaskRecord& t = TASK_OF(p, tid);
@@ -571,6 +580,7 @@ void Controller::EvaluateUnitLocked(JobState& job, int u, Pending& p) {
     ++total;
     if (IsLive(t.state)) ++live;
     if (t.state == TaskState::kSucceeded) ++succeeded;
+    rank0_succeeded |= t.rank == 0 && t.state == TaskState::kSucceeded;
     if ((t.state == TaskState::kFailed || t.state == TaskState::kLost) && failed == nullptr)
       failed = &t;
   };
@@ -602,6 +612,12 @@ void Controller::EvaluateUnitLocked(JobState& job, int u, Pending& p) {
                 why + (job.spec.max_restarts > 0 ? "; no restarts left" : "; maxRestarts is 0"));
       }
       StopUnitLocked(job, u, restart ? UnitPhase::kPending : UnitPhase::kFailed, why, p);
+      return;
+    }
+    if (job.spec.success_policy == SuccessPolicy::kRank0 && rank0_succeeded && succeeded < total) {
+      p.Event("JobCompleting", object, "rank 0 exited with code 0 (successPolicy Rank0)");
+      StopUnitLocked(job, u, UnitPhase::kSucceeded,
+                     "rank 0 exited with code 0; stopping the other ranks", p);
       return;
     }
     if (total > 0 && succeeded == total) {
@@ -1028,6 +1044,7 @@ TaskLaunch Controller::LaunchOfLocked(const TaskRecord& t) const {
   l.command = role->command;
   l.shell = spec.shell;
   l.env = spec.env;
+  l.env["TESSERA_NODES"] = GangNodesLocked(job, t);
   l.master_addr = t.master_addr;
   l.master_port = t.master_port;
   l.grace_period_seconds = spec.grace_period_seconds;
@@ -1035,6 +1052,84 @@ TaskLaunch Controller::LaunchOfLocked(const TaskRecord& t) const {
   l.checkpoint_dir = spec.checkpoint_dir;
   l.checkpoint_interval_seconds = spec.checkpoint_interval_seconds;
   return l;
+}
+
+// --- Dependencies and time limits (server/job_gates.h) ---
+
+void Controller::ApplyDependenciesLocked() {
+  auto phase_of = [&](const JobDependency& d) -> std::optional<std::string> {
+    auto id = FindJobLocked(d.queue, d.name);
+    if (!id) return std::nullopt;
+    return JobPhaseOf(jobs_.at(*id));
+  };
+  Pending p;
+  for (auto id : active_) {
+    JobState& job = jobs_.at(id);
+    job.blocked_by.clear();
+    if (job.spec.dependencies.empty() || job.rec.finished_ms != 0) continue;
+    // Dependencies gate the first start only: a restart does not wait for them again.
+    if (std::any_of(job.units.begin(), job.units.end(),
+                    [](const UnitRecord& u) { return u.first_started_ms > 0; })) {
+      continue;
+    }
+    const auto gate = CheckDependencies(job.spec.dependencies, phase_of);
+    if (gate.state == DependencyGate::State::kMet) continue;
+    job.blocked_by = gate.message;
+    if (gate.state == DependencyGate::State::kWaiting) continue;
+    p.Event("JobDependencyNeverSatisfied", JobObject(job.rec), gate.message);
+    for (int u = 0; u < static_cast<int>(job.units.size()); ++u) {
+      if (job.units[static_cast<std::size_t>(u)].phase != UnitPhase::kPending) continue;
+      auto& m = MUT_UNIT(p, job, u);
+      m.phase = UnitPhase::kFailed;
+      m.finished_ms = Now();
+      m.message = gate.message;
+    }
+    FinishJobIfDoneLocked(job, p);
+  }
+  if (p.change.events.empty()) return;
+  if (auto s = CommitLocked(p); !s) {  // still held back by blocked_by; retried next cycle
+    std::fprintf(stderr, "tesserad: failing jobs with unmet dependencies not committed: %s\n",
+                 s.error().message.c_str());
+  }
+}
+
+void Controller::EnforceTimeLimits() {
+  std::lock_guard lock(mu_);
+  const Tick now = Now();
+  Pending p;
+  for (auto id : active_) {
+    JobState& job = jobs_.at(id);
+    if (job.spec.time_limit_seconds <= 0) continue;
+    for (int u = 0; u < static_cast<int>(job.units.size()); ++u) {
+      const UnitRecord& unit = job.units[static_cast<std::size_t>(u)];
+      if (unit.phase != UnitPhase::kRunning) continue;
+      auto why = TimeLimitExceeded(job.spec.time_limit_seconds, unit.started_ms, now);
+      if (!why) continue;
+      p.Event("JobTimeLimit", JobObject(job.rec), *why);
+      StopUnitLocked(job, u, UnitPhase::kFailed, *why, p);
+    }
+  }
+  if (p.change.events.empty()) return;
+  if (auto s = CommitLocked(p); !s) {  // retried on the next tick
+    std::fprintf(stderr, "tesserad: stopping jobs at their time limit not committed: %s\n",
+                 s.error().message.c_str());
+  }
+}
+
+std::string Controller::GangNodesLocked(const JobState& job, const TaskRecord& t) const {
+  // A BatchJob's tasks are jobs of their own: the node list is the task's node.
+  if (job.spec.IndependentTasks()) return t.node;
+  std::map<int, std::string> by_rank;
+  for (auto tid : job.tasks) {
+    const TaskRecord& o = tasks_.at(tid);
+    if (o.unit == t.unit && o.attempt == t.attempt) by_rank[o.rank] = o.node;
+  }
+  std::string nodes;
+  std::set<std::string> seen;
+  for (const auto& [rank, node] : by_rank) {
+    if (seen.insert(node).second) nodes += (nodes.empty() ? "" : ",") + node;
+  }
+  return nodes;
 }
 
 // --- Liveness ---
@@ -1086,6 +1181,7 @@ void Controller::CheckLiveness() {
 int Controller::RunSchedulingCycle() {
   std::lock_guard lock(mu_);
   ++cycles_;
+  ApplyDependenciesLocked();
   Cluster cluster;
   std::vector<const NodeState*> node_of;  // by NodeId
   std::map<std::string, NodeId> node_ids;
@@ -1146,10 +1242,13 @@ int Controller::RunSchedulingCycle() {
   for (auto id : active_) {
     JobState& job = jobs_.at(id);
     job.waiting = false;
-    if (job.rec.held) continue;  // only ever pending: submitted held, not released yet
+    if (job.rec.held) continue;             // only ever pending: submitted held, not released yet
+    if (!job.blocked_by.empty()) continue;  // its dependencies are not met yet
     bool prepared = false;
+    int free_slots = FreeParallelismSlots(job.spec, job.units);
     for (auto& unit : job.units) {
       if (unit.phase != UnitPhase::kPending && unit.phase != UnitPhase::kRunning) continue;
+      if (unit.phase == UnitPhase::kPending && free_slots-- <= 0) continue;
       if (!prepared) {
         ResolveGpuModels(cluster.models(), job.workload);
         if (job.never_fits_generation != node_generation_) {
@@ -1356,6 +1455,7 @@ void Controller::LivenessLoop() {
       if (stopping_) return;
     }
     CheckLiveness();
+    EnforceTimeLimits();
   }
 }
 
@@ -1440,6 +1540,8 @@ Json Controller::JobSummaryLocked(const JobState& job) const {
   const bool held = job.rec.held && job.rec.finished_ms == 0 && phase == "Pending";
   if (held) {
     message = "held: `tessera release " + job.rec.name + "` lets it be scheduled";
+  } else if (phase == "Pending" && !job.blocked_by.empty()) {
+    message = job.blocked_by;
   } else if (job.rec.finished_ms == 0 &&
              (phase == "Pending" || (phase == "Running" && job.units.size() > 1))) {
     if (job.never_fits) {
@@ -1471,6 +1573,10 @@ Json Controller::JobSummaryLocked(const JobState& job) const {
             {"startTimeMs", started},
             {"finishTimeMs", job.rec.finished_ms}};
   if (held) j["reason"] = "Held";
+  if (!held && phase == "Pending" && !job.blocked_by.empty()) j["reason"] = "Dependency";
+  if (phase == "Failed") {
+    if (auto reason = FailureReasonOf(job.rec.message)) j["reason"] = *reason;
+  }
   if (!message.empty()) j["message"] = message;
   if (!job.spec.user.empty()) j["user"] = job.spec.user;
   return j;

@@ -136,6 +136,8 @@ class Controller {
   int RunSchedulingCycle();
   // Marks nodes that missed the heartbeat timeout Lost and recovers their units.
   void CheckLiveness();
+  // Stops runs past their spec.timeLimitSeconds (the job fails with reason TimeLimit).
+  void EnforceTimeLimits();
 
  private:
   struct JobState {
@@ -147,7 +149,8 @@ class Controller {
     // Why it is pending, as of the last cycle (not durable; rendered by the views).
     std::uint64_t never_fits_generation = 0;  // node_generation_ the reason was computed for
     std::optional<std::string> never_fits;
-    bool waiting = false;  // in the last snapshot, pending and not bound
+    bool waiting = false;    // in the last snapshot, pending and not bound
+    std::string blocked_by;  // unmet spec.dependencies as of the last cycle; empty: none
   };
   // A submission waiting for the next group commit.
   struct SubmitRequest {
@@ -183,9 +186,13 @@ class Controller {
   void StopUnitLocked(JobState& job, int unit, UnitPhase target, const std::string& why,
                       Pending& p);
   void FinishJobIfDoneLocked(JobState& job, Pending& p);
+  // Holds back jobs whose dependencies are not met; fails those whose never can be.
+  void ApplyDependenciesLocked();
   bool RecordHeartbeatLocked(NodeState& node, const HeartbeatRequest& req, Pending& p);
   HeartbeatReply ReplyForLocked(const std::string& node, const HeartbeatRequest& req, bool* news);
   TaskLaunch LaunchOfLocked(const TaskRecord& t) const;
+  // The nodes of `t`'s gang in rank order, comma-separated (TESSERA_NODES).
+  std::string GangNodesLocked(const JobState& job, const TaskRecord& t) const;
 
   // Views.
   std::string JobPhaseOf(const JobState& job) const;

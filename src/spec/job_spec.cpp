@@ -674,6 +674,7 @@ const std::vector<std::string>& ReservedEnvNames() {
                                                   "TESSERA_TASK_ID",
                                                   "TESSERA_ATTEMPT",
                                                   "TESSERA_NODE",
+                                                  "TESSERA_NODES",
                                                   "TESSERA_SIMULATED_GPUS",
                                                   "TESSERA_CHECKPOINT_DIR",
                                                   "TESSERA_CHECKPOINT_INTERVAL_SECONDS",
