@@ -12,7 +12,7 @@ mkdir -p "$out"
 "$bin" sim --experiment colocation --workload openb \
   --trace "$openb/openb_pod_list_default.csv" --cluster "$openb/openb_node_list_gpu_node.csv" \
   --placement fgd --hours 24 --load-trace "$az" --out "$out/openb" &
-"$bin" sim --experiment colocation --workload fleet --cluster examples/clusters/llm-10k.yaml \
+"$bin" sim --experiment colocation --workload fleet --cluster examples/config/clusters/llm-10k.yaml \
   --placement fgd --hours 24 --load-trace "$az" --out "$out/fleet" &
 wait
 python3 scripts/colocation_plots.py "$out/colocation-openb.svg" openb "$out/openb/summary.json" > "$out/openb.md"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Real-GPU check of the live cluster: tessera-agent with NVML (no --simulate-gpus), the example
-# LM (examples/ddp_train.py --device cuda, NCCL) on the GPU Tessera assigns, then priority
+# LM (examples/programs/ddp_train.py --device cuda, NCCL) on the GPU Tessera assigns, then priority
 # preemption: SIGTERM checkpoint, requeue, resume. Run from the repository root on a machine
 # with an NVIDIA GPU and a CUDA PyTorch as `python3`. Binaries: TESSERA_BIN_DIR (default
 # build-full/), or a copied bundle with bin/ and lib/ in TESSERA_BUNDLE. Results: OUT (default
@@ -41,7 +41,7 @@ spec:
   maxRestarts: 2
   checkpoint: {intervalSeconds: 60, dir: /tmp/ckpt/gpu-lm}
   workingDir: $WD
-  command: [${PYTHON:-python3}, examples/ddp_train.py, --device, ${DEV:-cuda}, --steps, "600", --checkpoint-every, "100", --min-step-seconds, "0.02", --d-model, "256", --layers, "4", --log-every, "25"]
+  command: [${PYTHON:-python3}, examples/programs/ddp_train.py, --device, ${DEV:-cuda}, --steps, "600", --checkpoint-every, "100", --min-step-seconds, "0.02", --d-model, "256", --layers, "4", --log-every, "25"]
 Y
 cat >/tmp/urgent.yaml <<Y
 apiVersion: tessera/v1
@@ -56,7 +56,7 @@ spec:
 Y
 phase() { tessera get jobs -o json 2>/dev/null | python3 -c "import json,sys
 d=json.load(sys.stdin); d=d.get('jobs',d) if isinstance(d,dict) else d
-print(next((j.get('phase','?') for j in d if j.get('name')=='$1'),'absent'))"; }
+print(next((j['status'].get('phase','?') for j in d if j['metadata'].get('name')=='$1'),'absent'))"; }
 say "submit gpu-lm"; run tessera submit -f /tmp/gpu-lm.yaml
 for i in $(seq 120); do tessera logs gpu-lm 2>/dev/null | grep -q "step 150 " && break; sleep 0.5; done
 say "gpu-lm phase before preemption: $(phase gpu-lm)"

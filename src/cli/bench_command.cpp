@@ -4,7 +4,7 @@
 // baseline measured side by side. See docs/benchmarks.md.
 // `tessera bench topology`: placement quality of topology-aware against greedy gang placement
 // on one trace replayed in the simulator, e.g.
-//   tessera bench topology --trace llm-10k.csv --cluster examples/clusters/llm-10k.yaml
+//   tessera bench topology --trace llm-10k.csv --cluster examples/config/clusters/llm-10k.yaml
 // See docs/topology.md and docs/results.md §3.
 #include <fmt/core.h>
 
@@ -240,7 +240,7 @@ void RegisterBenchCommand(CLI::App& app) {
   auto* t = bench->add_subcommand(
       "topology", "Topology-aware vs greedy gang placement on one trace, in the simulator");
   t->add_option("--trace", topo->trace, "trace file (e.g. from tessera gen)");
-  t->add_option("--cluster", topo->cluster, "cluster spec (e.g. examples/clusters/llm-10k.yaml)");
+  t->add_option("--cluster", topo->cluster, "cluster spec (e.g. examples/config/clusters/llm-10k.yaml)");
   t->add_option("--policy", topo->options.queue_policy, "queue policy")->capture_default_str();
   t->add_option("--placement", topo->options.placement_policy, "placement policy")
       ->capture_default_str();
@@ -259,7 +259,7 @@ void RegisterBenchCommand(CLI::App& app) {
       "policies",
       "Backfill reservations, elastic resizing, GPU-model choice vs baselines on one trace");
   b->add_option("--trace", pol->trace, "trace file (e.g. from tessera gen)");
-  b->add_option("--cluster", pol->cluster, "cluster spec (e.g. examples/clusters/llm-10k.yaml)");
+  b->add_option("--cluster", pol->cluster, "cluster spec (e.g. examples/config/clusters/llm-10k.yaml)");
   b->add_option("--variants", pol->variants,
                 "comma-separated: fifo, easy, domain, srtf, ... with +elastic, +blind, +greedy")
       ->delimiter(',')

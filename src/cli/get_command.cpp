@@ -1,5 +1,13 @@
-// `tessera get jobs|nodes|queues`: a table for people, or -o json / -o yaml for scripts.
+// `tessera get jobs|nodes|queues [NAME...]`: a table for people, or -o json / -o yaml for
+// scripts. Jobs come out in -o json/yaml as objects that `tessera submit -f` takes again
+// (apiVersion, kind, metadata, spec, status; server/job_object.h), a list as a JSON array or
+// YAML sequence, one named job as that object alone, as `kubectl get` does. Nodes and queues
+// keep their flat fields (name, gpuCount, agentUrl, ...). A filter that matches nothing says
+// so; --phase takes any case and refuses a phase that does not exist.
+#include <algorithm>
+#include <array>
 #include <iostream>
+#include <set>
 
 #include "cli/commands.h"
 #include "cli/live_client.h"
@@ -14,10 +22,140 @@ using Json = nlohmann::json;
 struct GetFlags {
   ClusterFlags cluster;
   std::string what;
+  std::vector<std::string> names;
   std::string output;
   std::string queue;
   std::string phase;
 };
+
+// The phases of a job as the controller reports them.
+constexpr std::array<std::string_view, 8> kJobPhases = {"Pending",    "Running",    "Stopping",
+                                                        "Restarting", "Cancelling", "Succeeded",
+                                                        "Failed",     "Cancelled"};
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// --phase in any case, as the controller spells it ("running" -> "Running").
+Result<std::string> ParsePhase(const std::string& phase) {
+  std::string valid;
+  for (auto p : kJobPhases) {
+    if (Lower(p) == Lower(phase)) return std::string(p);
+    valid += (valid.empty() ? "" : ", ") + std::string(p);
+  }
+  return InvalidArgument("--phase " + phase + ": not a job phase; expected one of " + valid);
+}
+
+// "--queue nlp --phase Running" for the flags given, "" for none.
+std::string Filters(const GetFlags& f, const std::string& phase) {
+  std::string out;
+  auto add = [&](const std::string& s) { out += (out.empty() ? "" : " ") + s; };
+  if (!f.queue.empty()) add("--queue " + f.queue);
+  if (!phase.empty()) add("--phase " + phase);
+  return out;
+}
+
+std::string JobsPath(const GetFlags& f, const std::string& phase, const std::string& name,
+                     bool objects) {
+  std::string path = "/v1/jobs";
+  std::string sep = "?";
+  auto add = [&](const std::string& kv) { path += sep + kv, sep = "&"; };
+  if (!f.queue.empty()) add("queue=" + f.queue);
+  if (!phase.empty()) add("phase=" + phase);
+  if (!name.empty()) add("name=" + name);
+  if (objects) add("view=object");
+  return path;
+}
+
+void PrintJobTable(const Json& jobs) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& j : jobs) {
+    rows.push_back(
+        {j.value("queue", ""), j.value("name", ""), j.value("kind", ""), j.value("phase", ""),
+         std::to_string(j.value("runningTasks", 0)) + "/" + std::to_string(j.value("tasks", 0)),
+         Number(j.value("gpus", 0.0)), std::to_string(j.value("attempt", 0)),
+         std::to_string(j.value("restarts", 0)), Age(j.value("submitTimeMs", std::int64_t{0})),
+         j.value("message", "")});
+  }
+  PrintTable({"QUEUE", "NAME", "KIND", "PHASE", "RUNNING", "GPUS", "ATTEMPT", "RESTARTS", "AGE",
+              "MESSAGE"},
+             rows);
+}
+
+void PrintNodeTable(const Json& nodes) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& n : nodes) {
+    std::string model = n.value("gpuModel", "");
+    if (n.value("simulated", false)) model += " (simulated)";
+    std::string status = n.value("status", "");
+    if (status == "Ready" && !n.value("schedulable", true)) status += ",NotSchedulable";
+    rows.push_back(
+        {n.value("name", ""), status,
+         Number(n.value("gpusAllocated", 0.0)) + "/" + std::to_string(n.value("gpuCount", 0)),
+         model.empty() ? "-" : model, std::to_string(n.value("liveTasks", 0)),
+         Number(n.value("lastHeartbeatAgoMs", std::int64_t{0}) / 1000.0) + "s ago",
+         n.value("address", "")});
+  }
+  PrintTable({"NAME", "STATUS", "GPUS", "MODEL", "TASKS", "HEARTBEAT", "ADDRESS"}, rows);
+}
+
+// The queue tree indented by depth; amounts are "-" until the tree resolves against the
+// registered nodes (and for queues outside a tree).
+void PrintQueueTable(const Json& queues) {
+  std::vector<std::vector<std::string>> rows;
+  bool unresolved = false;
+  for (const auto& q : queues) {
+    const bool in_tree = q.contains("depth");
+    const bool resolved = q.contains("guaranteedGpus");
+    unresolved |= in_tree && !resolved;
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f%%", 100 * q.value("dominantShare", 0.0));
+    rows.push_back(
+        {std::string(2 * static_cast<std::size_t>(q.value("depth", 0)), ' ') + q.value("name", ""),
+         resolved ? Number(q["guaranteedGpus"].get<double>()) : "-",
+         !resolved                       ? "-"
+         : q.contains("borrowLimitGpus") ? Number(q["borrowLimitGpus"].get<double>())
+                                         : "unlimited",
+         Number(q.value("gpusAllocated", 0.0)), share,
+         std::to_string(q.value("pendingJobs", 0)) + " (" + Number(q.value("pendingGpus", 0.0)) +
+             " GPUs)",
+         std::to_string(q.value("activeJobs", 0)), std::to_string(q.value("finishedJobs", 0))});
+  }
+  PrintTable({"QUEUE", "GUARANTEED", "BORROW-LIMIT", "ALLOCATED", "SHARE", "PENDING", "ACTIVE",
+              "FINISHED"},
+             rows);
+  if (unresolved) {
+    std::cout << "(guarantees are resolved against the registered nodes' GPUs once they hold "
+                 "the tree's absolute amounts)\n";
+  }
+}
+
+// Jobs, one request per name when names are given. `objects`: resubmittable objects.
+Result<Json> FetchJobs(ApiClient& api, const GetFlags& f, const std::string& phase, bool objects) {
+  Json all = Json::array();
+  std::vector<std::string> names = f.names.empty() ? std::vector<std::string>{""} : f.names;
+  for (const auto& name : names) {
+    auto doc = JsonOf(api.Get(JobsPath(f, phase, name, objects)));
+    if (!doc) return std::unexpected(doc.error());
+    for (auto& j : (*doc)["jobs"]) all.push_back(std::move(j));
+  }
+  return all;
+}
+
+std::string NothingFound(const std::string& what, const std::string& filters) {
+  if (!filters.empty()) return "No " + what + " match " + filters + ".";
+  if (what == "jobs")
+    return "No jobs yet: submit one with `tessera submit -f examples/jobs/training-job.yaml`.";
+  if (what == "nodes")
+    return "No nodes registered yet: start agents with `tessera-agent --server URL` (or "
+           "`tessera up`).";
+  return "No queues yet: without a queue tree (tesserad --queues FILE) a queue appears when a "
+         "job names it.";
+}
 
 Status RunGet(const GetFlags& f) {
   auto format = ParseOutput(f.output);
@@ -29,58 +167,52 @@ Status RunGet(const GetFlags& f) {
   if (what != "jobs" && what != "nodes" && what != "queues") {
     return InvalidArgument("get " + f.what + ": expected jobs, nodes or queues");
   }
+  if (what != "jobs" && (!f.queue.empty() || !f.phase.empty())) {
+    return InvalidArgument("--queue and --phase select jobs, not " + what);
+  }
+  std::string phase;
+  if (!f.phase.empty()) {
+    auto parsed = ParsePhase(f.phase);
+    if (!parsed) return std::unexpected(parsed.error());
+    phase = *parsed;
+  }
   auto url = ResolveServer(f.cluster);
   if (!url) return std::unexpected(url.error());
   ApiClient api(*url);
-  std::string path = "/v1/" + what;
+  const bool structured = *format != OutputFormat::kTable;
+  Json items;
   if (what == "jobs") {
-    std::string sep = "?";
-    if (!f.queue.empty()) path += sep + "queue=" + f.queue, sep = "&";
-    if (!f.phase.empty()) path += sep + "phase=" + f.phase;
-  }
-  auto doc = JsonOf(api.Get(path));
-  if (!doc) return std::unexpected(doc.error());
-  const Json& items = (*doc)[what];
-  if (*format != OutputFormat::kTable) {
-    PrintStructured(items, *format);
-    return {};
-  }
-  std::vector<std::vector<std::string>> rows;
-  if (what == "jobs") {
-    for (const auto& j : items) {
-      rows.push_back(
-          {j.value("queue", ""), j.value("name", ""), j.value("kind", ""), j.value("phase", ""),
-           std::to_string(j.value("runningTasks", 0)) + "/" + std::to_string(j.value("tasks", 0)),
-           Number(j.value("gpus", 0.0)), std::to_string(j.value("attempt", 0)),
-           std::to_string(j.value("restarts", 0)), Age(j.value("submitTimeMs", std::int64_t{0})),
-           j.value("message", "")});
-    }
-    PrintTable({"QUEUE", "NAME", "KIND", "PHASE", "RUNNING", "GPUS", "ATTEMPT", "RESTARTS", "AGE",
-                "MESSAGE"},
-               rows);
-  } else if (what == "nodes") {
-    for (const auto& n : items) {
-      std::string model = n.value("gpuModel", "");
-      if (n.value("simulated", false)) model += " (simulated)";
-      std::string status = n.value("status", "");
-      if (status == "Ready" && !n.value("schedulable", true)) status += ",NotSchedulable";
-      rows.push_back(
-          {n.value("name", ""), status,
-           Number(n.value("gpusAllocated", 0.0)) + "/" + std::to_string(n.value("gpuCount", 0)),
-           model.empty() ? "-" : model, std::to_string(n.value("liveTasks", 0)),
-           Number(n.value("lastHeartbeatAgoMs", std::int64_t{0}) / 1000.0) + "s ago",
-           n.value("address", "")});
-    }
-    PrintTable({"NAME", "STATUS", "GPUS", "MODEL", "TASKS", "HEARTBEAT", "ADDRESS"}, rows);
+    auto jobs = FetchJobs(api, f, phase, structured);
+    if (!jobs) return std::unexpected(jobs.error());
+    items = std::move(*jobs);
   } else {
-    for (const auto& q : items) {
-      rows.push_back(
-          {q.value("name", ""), std::to_string(q.value("pendingJobs", 0)),
-           std::to_string(q.value("activeJobs", 0)), std::to_string(q.value("finishedJobs", 0)),
-           Number(q.value("gpusAllocated", 0.0)),
-           q.contains("guaranteedGpus") ? Number(q["guaranteedGpus"].get<double>()) : "-"});
+    auto doc = JsonOf(api.Get("/v1/" + what));
+    if (!doc) return std::unexpected(doc.error());
+    const std::set<std::string> wanted(f.names.begin(), f.names.end());
+    items = Json::array();
+    for (auto& item : (*doc)[what]) {
+      if (wanted.empty() || wanted.contains(item.value("name", ""))) items.push_back(item);
     }
-    PrintTable({"QUEUE", "PENDING", "ACTIVE", "FINISHED", "GPUS", "GUARANTEED"}, rows);
+  }
+  if (structured) {
+    // One named job is that object alone, as `kubectl get job NAME -o yaml` prints it.
+    const bool one = what == "jobs" && f.names.size() == 1 && items.size() == 1;
+    PrintStructured(one ? items[0] : items, *format);
+  } else if (items.empty() && f.names.empty()) {
+    std::cout << NothingFound(what, Filters(f, phase)) << "\n";
+  } else if (what == "jobs") {
+    PrintJobTable(items);
+  } else if (what == "nodes") {
+    PrintNodeTable(items);
+  } else {
+    PrintQueueTable(items);
+  }
+  if (!f.names.empty() && items.empty()) {
+    std::string names;
+    for (const auto& n : f.names) names += (names.empty() ? "" : ", ") + n;
+    const std::string filters = Filters(f, phase);
+    return NotFound("no " + what + " named " + names +
+                    (filters.empty() ? "" : " match " + filters));
   }
   return {};
 }
@@ -91,8 +223,11 @@ void RegisterGetCommand(CLI::App& app) {
   auto flags = std::make_shared<GetFlags>();
   auto* cmd = app.add_subcommand("get", "List jobs, nodes or queues");
   cmd->add_option("what", flags->what, "jobs | nodes | queues")->required();
+  cmd->add_option("names", flags->names, "Only these names (a job in -o yaml/json: its object)");
   cmd->add_option("--queue", flags->queue, "Only jobs of this queue");
-  cmd->add_option("--phase", flags->phase, "Only jobs in this phase (Pending, Running, ...)");
+  cmd->add_option("--phase", flags->phase,
+                  "Only jobs in this phase (Pending, Running, Stopping, Restarting, Cancelling, "
+                  "Succeeded, Failed, Cancelled; any case)");
   AddClusterFlags(cmd, &flags->cluster);
   AddOutputFlag(cmd, &flags->output);
   cmd->callback([flags] { SetExitCode(RunOrReport([&] { return RunGet(*flags); })); });

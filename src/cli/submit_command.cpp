@@ -8,6 +8,9 @@
 // release`. --dry-run prints the Tessera specs instead of submitting them. A relative
 // spec.workingDir is taken from the directory `tessera submit` runs in, as sbatch runs a job in
 // the directory it was submitted from: the controller only accepts absolute paths.
+// A document that is a list (a YAML sequence or JSON array, as `tessera get jobs -o yaml`
+// prints) submits each of its objects. A job that can never fit the registered nodes is
+// refused with the reason (as sbatch refuses one), unless --queue-anyway.
 #include <unistd.h>
 
 #include <filesystem>
@@ -35,6 +38,7 @@ struct SubmitFlags {
   std::vector<std::string> priority_classes;  // NAME=VALUE
   std::string output;
   bool hold = false;
+  bool queue_anyway = false;
   bool dry_run = false;
 };
 
@@ -57,10 +61,30 @@ Result<std::string> ReadInput(const std::string& file) {
   return ss.str();
 }
 
-std::vector<std::string> Documents(const std::string& text) {
+// The job documents of a file's text: YAML documents (or one JSON document), each list
+// among them split into its objects. A document that does not parse is kept as it is, for
+// the controller to report with its line and column.
+std::vector<std::string> JobDocuments(const std::string& text) {
   const auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '{') return {text};
-  return SplitYamlDocuments(text);
+  if (first == std::string::npos) return {};
+  const bool json = text[first] == '{' || text[first] == '[';
+  std::vector<std::string> out;
+  for (const auto& doc : json ? std::vector<std::string>{text} : SplitYamlDocuments(text)) {
+    auto parsed = ParseDocument(doc);
+    if (parsed && parsed->is_array()) {
+      for (const auto& item : *parsed) out.push_back(DumpJson(item));
+    } else {
+      out.push_back(doc);
+    }
+  }
+  return out;
+}
+
+std::string SubmitPath(bool hold, bool queue_anyway) {
+  std::string path = "/v1/jobs";
+  if (hold) path += "?hold=true";
+  if (queue_anyway) path += hold ? "&queueAnyway=true" : "?queueAnyway=true";
+  return path;
 }
 
 void PrintNotes(const std::string& where, const ImportedJob& job) {
@@ -116,7 +140,7 @@ std::vector<Submission> Prepare(const SubmitFlags& f, const std::string& cwd, in
       ++*failures;
       continue;
     }
-    const auto parts = Documents(*text);
+    const auto parts = JobDocuments(*text);
     if (parts.empty()) {
       std::fprintf(stderr, "error: %s: no job spec in the file\n", file.c_str());
       ++*failures;
@@ -213,7 +237,7 @@ int RunSubmit(const SubmitFlags& f) {
   ApiClient api(*url);
   nlohmann::json submitted = nlohmann::json::array();
   for (const auto& s : subs) {
-    auto job = JsonOf(api.Post(s.hold ? "/v1/jobs?hold=true" : "/v1/jobs", s.body));
+    auto job = JsonOf(api.Post(SubmitPath(s.hold, f.queue_anyway), s.body));
     if (!job) {
       std::fprintf(stderr, "error: %s: %s\n", s.where.c_str(), job.error().message.c_str());
       ++failures;
@@ -224,7 +248,7 @@ int RunSubmit(const SubmitFlags& f) {
       std::cout << "job " << job->value("queue", "") << "/" << job->value("name", "")
                 << " submitted (" << job->value("kind", "") << ", " << job->value("tasks", 0)
                 << " task(s), " << Number(job->value("gpus", 0.0)) << " GPU(s))"
-                << (s.hold ? ", held" : "") << "\n";
+                << (s.hold ? ", held" : "") << (f.queue_anyway ? ", queued anyway" : "") << "\n";
     } else {
       submitted.push_back(*job);
     }
@@ -249,6 +273,9 @@ void RegisterSubmitCommand(CLI::App& app) {
                   "NAME=VALUE: the priority of a Kubernetes priority class; repeatable");
   cmd->add_flag("--hold", flags->hold,
                 "Submit held: pending, not scheduled until `tessera release`");
+  cmd->add_flag("--queue-anyway", flags->queue_anyway,
+                "Queue a job that can never fit the registered nodes (e.g. until bigger ones "
+                "register) instead of refusing it");
   cmd->add_flag("--dry-run", flags->dry_run,
                 "Translate and validate here, print the Tessera specs, submit nothing");
   AddClusterFlags(cmd, &flags->cluster);

@@ -182,7 +182,7 @@ Status RunUp(UpFlags f) {
             << (names.size() > 1 ? " .. " + names.back() : "") << "\n"
             << "Next:\n"
             << "  export TESSERA_STATE=" << state << "\n"
-            << (f.queues.empty() ? "  tessera submit -f examples/training-job.yaml\n"
+            << (f.queues.empty() ? "  tessera submit -f examples/jobs/training-job.yaml\n"
                                  : "  tessera get queues      # jobs name one of these leaf "
                                    "queues (metadata.queue)\n")
             << "  tessera get jobs\n";

@@ -8,6 +8,8 @@
 #include "sched/placement/task_placer.h"
 #include "sched/queue/queue_policy.h"
 #include "server/job_gates.h"
+#include "server/job_object.h"
+#include "server/queue_view.h"
 #include "sim/queue_file.h"
 #include "spec/document.h"
 #include "spec/text.h"
@@ -294,7 +296,7 @@ auto& Overlay(Map& overlay, const Key& key, Fallback fallback) {
 
 // --- Submission and user operations ---
 
-ApiResult<Json> Controller::Submit(std::string_view text, bool hold) {
+ApiResult<Json> Controller::Submit(std::string_view text, bool hold, bool queue_anyway) {
   std::vector<FieldError> fields;
   auto spec = ParseJobSpec(text, &fields);
   if (!spec) return std::unexpected(ApiError{spec.error(), fields});
@@ -304,6 +306,17 @@ ApiResult<Json> Controller::Submit(std::string_view text, bool hold) {
     FieldError f{"metadata.queue", "'" + spec->queue + "' is not a leaf queue of the queue tree (" +
                                        options_.queues_source + "): one of " + leaves};
     return std::unexpected(ApiError{InvalidArgument(f.ToString()).error(), {f}});
+  }
+  std::shared_ptr<const Cluster> registered;
+  if (!queue_anyway) {
+    std::lock_guard lock(mu_);
+    registered = RegisteredClusterLocked();
+  }
+  if (auto f = queue_anyway ? std::nullopt : NeverFitsAtSubmit(*registered, *spec)) {
+    f->reason +=
+        "; it can never run on the registered nodes (`tessera submit --queue-anyway` "
+        "queues it until such nodes register)";
+    return std::unexpected(ApiError{FailedPrecondition(f->ToString()).error(), {*f}});
   }
   auto req = std::make_shared<SubmitRequest>();
   req->spec = std::move(*spec);
@@ -327,6 +340,15 @@ ApiResult<Json> Controller::Submit(std::string_view text, bool hold) {
     submit_cv_.notify_all();
   }
   return std::move(*req->result);
+}
+
+std::shared_ptr<const Cluster> Controller::RegisteredClusterLocked() {
+  return fit_cluster_.Get(node_generation_, [&](Cluster& cluster) {
+    for (const auto& [name, ns] : nodes_) {
+      (void)cluster.AddNode(name, ns.rec.gpu_model, ns.rec.gpu_count, ns.rec.cpu_milli,
+                            ns.rec.memory_mib);
+    }
+  });
 }
 
 void Controller::AddJobLocked(const JobSpec& spec, bool hold, std::int64_t id, Pending& p,
@@ -438,7 +460,8 @@ Json Controller::ListJobs(const JobFilter& filter) {
     if (!filter.queue.empty() && job.rec.queue != filter.queue) continue;
     if (!filter.name.empty() && job.rec.name != filter.name) continue;
     if (!filter.phase.empty() && JobPhaseOf(job) != filter.phase) continue;
-    out.push_back(JobSummaryLocked(job));
+    out.push_back(filter.objects ? ResubmittableJob(job.spec, JobSummaryLocked(job))
+                                 : JobSummaryLocked(job));
     if (filter.limit > 0 && out.size() >= filter.limit) break;
   }
   return out;
@@ -1656,47 +1679,26 @@ Json Controller::ListNodes() {
 
 Json Controller::ListQueues() {
   std::lock_guard lock(mu_);
-  struct Counts {
-    int pending = 0, running = 0, finished = 0;
-    double gpus = 0;
-  };
-  std::map<std::string, Counts> counts;
-  for (const auto& [name, q] : queues_) counts[name];
-  if (queue_tree_) {
-    for (int leaf : queue_tree_->leaves()) counts[queue_tree_->node(leaf).path];
-  }
+  std::map<std::string, QueueUsage> usage;
+  for (const auto& [name, q] : queues_) usage[name];
   for (const auto& [id, job] : jobs_) {
-    auto& c = counts[job.rec.queue];
-    const std::string phase = JobPhaseOf(job);
+    QueueUsage& u = usage[job.rec.queue];
     if (job.rec.finished_ms != 0) {
-      ++c.finished;
-    } else if (phase == "Pending") {
-      ++c.pending;
+      ++u.finished_jobs;
+    } else if (JobPhaseOf(job) == "Pending") {
+      ++u.pending_jobs;
+      u.pending_gpu_milli += job.workload.TotalGpuMilli();
     } else {
-      ++c.running;
+      ++u.active_jobs;
     }
     for (auto tid : job.tasks) {
       const TaskRecord& t = tasks_.at(tid);
       if (IsLive(t.state))
-        c.gpus += static_cast<double>(t.gpus.size()) * t.gpu_milli / kMilliPerGpu;
+        u.allocated += {t.cpu_milli, t.memory_mib, std::ssize(t.gpus) * t.gpu_milli};
     }
   }
-  Json out = Json::array();
-  for (const auto& [name, c] : counts) {
-    Json q = {{"name", name},
-              {"pendingJobs", c.pending},
-              {"activeJobs", c.running},
-              {"finishedJobs", c.finished},
-              {"gpusAllocated", c.gpus}};
-    // Under drf: what the queue tree, built against the registered nodes, guarantees it.
-    if (const int n = queue_tree_ ? queue_tree_->Find(name) : -1; n >= 0) {
-      const QueueNode& node = queue_tree_->node(n);
-      q["guaranteedGpus"] = static_cast<double>(node.guaranteed.gpu_milli) / kMilliPerGpu;
-      q["entitlement"] = node.entitlement;
-    }
-    out.push_back(std::move(q));
-  }
-  return out;
+  return QueueRows(options_.queues ? &*options_.queues : nullptr, queue_tree_.get(),
+                   ClusterCapacity(*RegisteredClusterLocked()), usage);
 }
 
 Json Controller::ServerStatus() {

@@ -33,6 +33,7 @@
 
 #include "core/status.h"
 #include "sched/scheduler.h"
+#include "server/submit_fit.h"
 #include "spec/job_spec.h"
 #include "spec/protocol.h"
 #include "store/store.h"
@@ -72,6 +73,7 @@ struct JobFilter {
   std::string name;       // exact name, or empty
   std::string phase;      // Pending, Running, ... or empty
   std::size_t limit = 0;  // 0 = no limit
+  bool objects = false;   // resubmittable objects (job_object.h) instead of summaries
 };
 
 class Controller {
@@ -87,7 +89,10 @@ class Controller {
   // --- API for users. Each returns JSON ready to serve. ---
   // Validates and durably stores a job from YAML or JSON text; returns the job. A job
   // submitted with `hold` stays Pending (reason Held), skipped by the scheduler, until released.
-  ApiResult<nlohmann::json> Submit(std::string_view text, bool hold = false);
+  // A job that can never fit the registered nodes is refused (FailedPrecondition, with the
+  // field: submit_fit.h) unless `queue_anyway`.
+  ApiResult<nlohmann::json> Submit(std::string_view text, bool hold = false,
+                                   bool queue_anyway = false);
   // Releases held jobs in one commit: each of `names` (in `queue`, or in the only queue that
   // has that name when `queue` is empty), or with `all` every held job (of `queue` if given).
   // All or nothing: an unknown or ambiguous name fails the request and releases none.
@@ -175,6 +180,8 @@ class Controller {
   void AddJobLocked(const JobSpec& spec, bool hold, std::int64_t id, Pending& p,
                     std::set<std::string>& new_queues);
   Tick Now() const { return options_.now(); }
+  // The registered nodes as a Cluster (cached until a node is added or changes shape).
+  std::shared_ptr<const Cluster> RegisteredClusterLocked();
   Status LoadLocked();
 
   // Commits `p` and applies it to memory; wakes waiters.
@@ -232,6 +239,7 @@ class Controller {
   std::shared_ptr<const QueueTree> queue_tree_;
   std::set<std::string> leaf_queues_;
   std::string queue_tree_problem_;
+  SubmitFitCluster fit_cluster_;  // the registered nodes, for the fit check at submit
 
   // Group commit of submissions: the first waiting submitter commits for everyone queued.
   std::mutex submit_mu_;

@@ -7,6 +7,7 @@
 
 #include "spec/document.h"
 #include "spec/job_spec.h"
+#include "spec/text.h"
 
 namespace tessera {
 
@@ -167,7 +168,7 @@ void ApiServer::Routes() {
   });
 
   h.Post("/v1/jobs", [&c](const httplib::Request& req, httplib::Response& res) {
-    auto job = c.Submit(req.body, TruthyParam(req, "hold"));
+    auto job = c.Submit(req.body, TruthyParam(req, "hold"), TruthyParam(req, "queueAnyway"));
     if (!job) return SendError(res, job.error());
     SendJson(res, 201, *job);
   });
@@ -212,6 +213,14 @@ void ApiServer::Routes() {
     if (req.has_param("queue")) f.queue = req.get_param_value("queue");
     if (req.has_param("name")) f.name = req.get_param_value("name");
     if (req.has_param("phase")) f.phase = req.get_param_value("phase");
+    if (req.has_param("view")) {
+      const std::string view = req.get_param_value("view");
+      if (view != "summary" && view != "object") {
+        return SendError(res, Error::Code::kInvalidArgument,
+                         "view: expected summary or object, got " + Quote(view));
+      }
+      f.objects = view == "object";
+    }
     auto limit = IntParam(req, res, "limit", 0, 0, 1'000'000);
     if (!limit) return;
     f.limit = static_cast<std::size_t>(*limit);

@@ -3,8 +3,10 @@
 //
 //   GET    /v1/healthz                      liveness
 //   GET    /v1/status                       counters, load time, first decision
-//   POST   /v1/jobs                         body: a job spec (YAML or JSON) -> 201 + job
-//   GET    /v1/jobs?queue=&name=&phase=&limit=
+//   POST   /v1/jobs?hold=&queueAnyway=      body: a job spec (YAML or JSON) -> 201 + job;
+//                                            409 when it can never fit the registered nodes
+//                                            (queueAnyway=true stores it anyway)
+//   GET    /v1/jobs?queue=&name=&phase=&limit=&view=   view=object: resubmittable objects
 //   GET    /v1/jobs/{queue...}/{name}       job with units, tasks and events
 //   DELETE /v1/jobs/{queue...}/{name}       cancel (202); ?purge=true deletes a finished job
 //   GET    /v1/nodes | /v1/queues

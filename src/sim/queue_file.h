@@ -1,5 +1,5 @@
 // Queue trees from YAML (`tessera sim --queues FILE`), and the assignment of a trace's jobs to
-// leaf queues. The format is documented in docs/quotas.md; examples/queues.yaml is one.
+// leaf queues. The format is documented in docs/quotas.md; examples/config/queues.yaml is one.
 // Errors name the file, the key and the reason: "FILE: key 'queues[2].guaranteed.gpu': negative".
 #pragma once
 

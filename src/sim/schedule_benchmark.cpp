@@ -55,7 +55,7 @@ int LeavesSpanned(const Cluster& cluster, const Placement& p) {
 
 Result<Cluster> BuildLeafSpineCluster(int nodes, int gpus_per_node, int nodes_per_leaf,
                                       int leaves_per_spine) {
-  // Per node as in examples/clusters/llm-10k.yaml: 14 cores and 256 GiB per GPU.
+  // Per node as in examples/config/clusters/llm-10k.yaml: 14 cores and 256 GiB per GPU.
   const std::string yaml = fmt::format(
       "topology: {{levels: [spine, leaf]}}\n"
       "pools:\n"

@@ -1,5 +1,5 @@
 // The scheduler's speed at the 10,000-GPU scale, for `tessera bench schedule` and
-// bench/schedule_bench.cpp: a cluster of spines and leaves (as examples/clusters/llm-10k.yaml),
+// bench/schedule_bench.cpp: a cluster of spines and leaves (as examples/config/clusters/llm-10k.yaml),
 // a queue of pending single-GPU jobs, and a large gang with a required spine and a preferred
 // leaf. Every figure is measured against a baseline in the same process (the same decisions
 // without the score memo; the gang placed task by task), so the ratio holds on any machine.

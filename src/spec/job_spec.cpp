@@ -718,7 +718,9 @@ Result<JobSpec> JobSpecFromJson(const Json& doc, std::vector<FieldError>* errors
                      Describe(doc));
     return finish();
   }
-  val.CheckKeys(doc, "", {"apiVersion", "kind", "metadata", "spec"}, "");
+  // `status` is what the controller reports (`tessera get jobs -o yaml`); ignored here, as
+  // `kubectl apply` ignores it, so that a listed job can be submitted again.
+  val.CheckKeys(doc, "", {"apiVersion", "kind", "metadata", "spec", "status"}, "");
 
   if (auto api = val.StringField(doc, "", "apiVersion", 64, true)) {
     if (*api != "tessera/v1") {

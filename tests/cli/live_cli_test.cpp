@@ -33,9 +33,10 @@ class CliTest : public ::testing::Test {
     auto j = Json::parse(r.out, nullptr, false);
     return j.is_discarded() ? Json() : j;
   }
+  // The status of job `name` as `get jobs -o json` lists it (phase, reason, ...).
   Json FindJob(const std::string& name) {
     for (const auto& j : JsonOut({"get", "jobs"})) {
-      if (j["name"] == name) return j;
+      if (j["metadata"]["name"] == name) return j["status"];
     }
     return Json();
   }
@@ -67,9 +68,9 @@ TEST_F(CliTest, UpSubmitWatchCancelDownAndUpAgain) {
   EXPECT_NE(table.out.find("H100 (simulated)"), std::string::npos) << table.out;
 
   // Every example is accepted; the training job comes first and takes all 8 GPUs.
-  for (const char* file :
-       {"examples/training-job.yaml", "examples/batch-job.yaml", "examples/inference-service.yaml",
-        "examples/dev-session.yaml", "examples/rl-job.yaml"}) {
+  for (const char* file : {"examples/jobs/training-job.yaml", "examples/jobs/batch-job.yaml",
+                           "examples/jobs/inference-service.yaml", "examples/jobs/dev-session.yaml",
+                           "examples/jobs/rl-job.yaml"}) {
     auto r = Tessera({"submit", "-f", file});
     EXPECT_EQ(r.exit_code, 0) << file << ": " << r.err;
     EXPECT_NE(r.out.find("submitted"), std::string::npos) << r.out;

@@ -88,8 +88,18 @@ TEST(LiveClusterTest, GangStartsAllOrNothingWithRanksWorldSizeAndDistinctGpus) {
 
   // A second gang cannot start while the first holds every GPU: it gets no task at all.
   ASSERT_EQ(c.Submit(TrainingSpec("second", 2, 4, "exec sleep 30")).status, 201);
-  // One that can never fit says so and does not block the queue.
-  ASSERT_EQ(c.Submit(TrainingSpec("huge", 3, 8, "exec sleep 30")).status, 201);
+  // One that can never fit is refused at submit with the reason (as sbatch refuses it)...
+  const HttpResult refused = c.Submit(TrainingSpec("huge", 3, 8, "exec sleep 30"));
+  ASSERT_EQ(refused.status, 409) << refused.body;
+  EXPECT_EQ(refused.json["error"]["code"], "FailedPrecondition") << refused.body;
+  EXPECT_EQ(refused.json["error"]["details"][0]["field"], "spec.gpusPerWorker") << refused.body;
+  EXPECT_NE(refused.body.find("8 GPUs per worker, and the largest registered node has 4"),
+            std::string::npos)
+      << refused.body;
+  EXPECT_EQ(c.Get("/v1/jobs/default/huge").status, 404) << "nothing stored";
+  // ...and, queued anyway, says why it waits and does not block the queue.
+  ASSERT_EQ(c.Post("/v1/jobs?queueAnyway=true", TrainingSpec("huge", 3, 8, "exec sleep 30")).status,
+            201);
   std::this_thread::sleep_for(1s);
   EXPECT_EQ(c.Job("default", "second")["taskList"].size(), 0u);
   EXPECT_EQ(c.Job("default", "second")["phase"], "Pending");

@@ -1,6 +1,6 @@
 // ctest-labels: e2e
-// Real PyTorch DDP training (examples/ddp_train.py, CPU and gloo, started by
-// examples/pytorch-ddp.yaml) under the real tesserad and agents: a normal run, the loss of a
+// Real PyTorch DDP training (examples/programs/ddp_train.py, CPU and gloo, started by
+// examples/jobs/pytorch-ddp.yaml) under the real tesserad and agents: a normal run, the loss of a
 // node mid-run, preemption by a job of higher priority, and workers of several processes. Logs
 // are read with `tessera logs`, as a user reads them.
 #include <gtest/gtest.h>
@@ -23,7 +23,7 @@ using namespace std::chrono_literals;
 // Replaces `from` (which must occur) by `to` in `text`.
 void Substitute(std::string& text, const std::string& from, const std::string& to) {
   const auto at = text.find(from);
-  ASSERT_NE(at, std::string::npos) << "examples/pytorch-ddp.yaml no longer has: " << from;
+  ASSERT_NE(at, std::string::npos) << "examples/jobs/pytorch-ddp.yaml no longer has: " << from;
   text.replace(at, from.size(), to);
 }
 
@@ -63,14 +63,14 @@ class PytorchDdpTest : public ::testing::Test {
     }
   }
 
-  // examples/pytorch-ddp.yaml for this machine: a fresh checkpoint directory, and the given
+  // examples/jobs/pytorch-ddp.yaml for this machine: a fresh checkpoint directory, and the given
   // name, steps, checkpoint cadence and processes per worker. Its `workingDir: .` is this
   // directory (the repository), resolved by `tessera submit`. A time-based checkpoint lands on
   // a step of its own, so only the test that asks for one gets a short `intervalSeconds`.
   std::string Spec(const std::string& name, int steps, int checkpoint_every,
                    const std::string& more_args = "", int processes = 1,
                    int checkpoint_seconds = 3600) {
-    std::string spec = ReadFile("examples/pytorch-ddp.yaml");
+    std::string spec = ReadFile("examples/jobs/pytorch-ddp.yaml");
     Substitute(spec, "name: ddp-tiny-lm", "name: " + name);
     Substitute(spec, "/tmp/tessera-ckpt/ddp-tiny-lm", ckpt_.path() + "/" + name);
     Substitute(spec, "intervalSeconds: 60",

@@ -1,5 +1,5 @@
 // Tests of LoadCluster: short forms, the openb node list and Muri's n8g8 from
-// ../shared/traces, the YAML form (levels, domains, the examples under examples/clusters) and
+// ../shared/traces, the YAML form (levels, domains, the examples under examples/config/clusters) and
 // bad input of every kind, with the error text.
 #include "sim/cluster_spec.h"
 
@@ -236,7 +236,7 @@ TEST_F(ClusterSpecTest, BadCsv) {
 // ---- YAML --------------------------------------------------------------------------------
 
 TEST_F(ClusterSpecTest, ExampleLlm10k) {
-  auto cluster = LoadCluster("examples/clusters/llm-10k.yaml");
+  auto cluster = LoadCluster("examples/config/clusters/llm-10k.yaml");
   ASSERT_TRUE(cluster) << cluster.error().message;
   EXPECT_EQ(cluster->node_count(), 1250);
   EXPECT_EQ(cluster->total_gpus(), 10000);
@@ -262,7 +262,7 @@ TEST_F(ClusterSpecTest, ExampleLlm10k) {
 }
 
 TEST_F(ClusterSpecTest, ExampleTwoLeaf) {
-  auto cluster = LoadCluster("examples/clusters/two-leaf.yaml");
+  auto cluster = LoadCluster("examples/config/clusters/two-leaf.yaml");
   ASSERT_TRUE(cluster) << cluster.error().message;
   EXPECT_EQ(cluster->node_count(), 8);
   EXPECT_EQ(cluster->total_gpus(), 64);
@@ -276,7 +276,7 @@ TEST_F(ClusterSpecTest, ExampleTwoLeaf) {
 }
 
 TEST_F(ClusterSpecTest, ExampleMixed) {
-  auto cluster = LoadCluster("examples/clusters/mixed.yaml");
+  auto cluster = LoadCluster("examples/config/clusters/mixed.yaml");
   ASSERT_TRUE(cluster) << cluster.error().message;
   EXPECT_EQ(cluster->node_count(), 144 + 32 + 16);
   EXPECT_EQ(cluster->total_gpus(), 144 * 4 + 32 * 8);

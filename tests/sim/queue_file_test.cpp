@@ -79,7 +79,7 @@ TEST(QueueFileTest, ErrorsNameTheFileTheKeyAndTheReason) {
 }
 
 TEST(QueueFileTest, TheExampleFileLoads) {
-  auto t = LoadQueueTree("examples/queues.yaml", kCapacity);
+  auto t = LoadQueueTree("examples/config/queues.yaml", kCapacity);
   ASSERT_TRUE(t) << t.error().message;
   EXPECT_EQ(t->leaves().size(), 5U);
   EXPECT_EQ(t->reclaim_grace(), 600 * kSecond);

@@ -120,7 +120,7 @@ TEST(WorkloadGeneratorTest, CsvRoundTripsThroughTheGenericReaderAndFitsLlm10k) {
   ASSERT_TRUE(trace) << trace.error().message;
   EXPECT_EQ(trace->format, "csv");
   ASSERT_EQ(trace->jobs.size(), jobs.size());
-  auto cluster = LoadCluster("examples/clusters/llm-10k.yaml");
+  auto cluster = LoadCluster("examples/config/clusters/llm-10k.yaml");
   ASSERT_TRUE(cluster) << cluster.error().message;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const auto& a = jobs[i];
@@ -164,7 +164,7 @@ TEST(ScheduleBenchTest, SmallClusterSmoke) {
 }
 
 TEST(TopologyExperimentTest, TopologyKeepsGangsWithinTheirLevels) {
-  auto cluster = LoadCluster("examples/clusters/llm-10k.yaml");
+  auto cluster = LoadCluster("examples/config/clusters/llm-10k.yaml");
   ASSERT_TRUE(cluster) << cluster.error().message;
   const auto trace = Generate(800, 1, 5);
   std::vector<Workload> jobs;

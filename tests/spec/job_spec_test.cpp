@@ -130,8 +130,8 @@ TEST(JobSpecTest, EveryKindParses) {
 
 TEST(JobSpecTest, ExamplesDirectoryParses) {
   for (const char* file :
-       {"examples/training-job.yaml", "examples/batch-job.yaml", "examples/inference-service.yaml",
-        "examples/dev-session.yaml", "examples/rl-job.yaml", "examples/pytorch-ddp.yaml"}) {
+       {"examples/jobs/training-job.yaml", "examples/jobs/batch-job.yaml", "examples/jobs/inference-service.yaml",
+        "examples/jobs/dev-session.yaml", "examples/jobs/rl-job.yaml", "examples/jobs/pytorch-ddp.yaml"}) {
     std::ifstream in(file);
     ASSERT_TRUE(in.good()) << file;
     std::stringstream ss;

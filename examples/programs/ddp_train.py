@@ -19,8 +19,8 @@ does what a Megatron-LM, DeepSpeed or FSDP job does under a scheduler:
 Lines the tests (and people) read: "step S loss X", "resumed from step S",
 "checkpoint saved at step S (reason)", "training finished at step S".
 
-Run by Tessera (see examples/pytorch-ddp.yaml), or alone for a quick look:
-    MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 RANK=0 WORLD_SIZE=1 /usr/bin/python3 examples/ddp_train.py
+Run by Tessera (see examples/jobs/pytorch-ddp.yaml), or alone for a quick look:
+    MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 RANK=0 WORLD_SIZE=1 /usr/bin/python3 examples/programs/ddp_train.py
 """
 
 import argparse
