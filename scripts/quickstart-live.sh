@@ -6,7 +6,8 @@
 # valid job fails the build.
 #
 #   scripts/quickstart-live.sh [--state DIR] [--bin DIR]
-#     --state DIR  the cluster's state directory (default .state/quickstart)
+#     --state DIR  the cluster's state directory, empty or absent (default .state/quickstart,
+#                  cleared on every run)
 #     --bin DIR    where tessera, tesserad and tessera-agent are (default ./build)
 # Exits 1 when any job spec was refused, after listing the jobs and the hints.
 set -euo pipefail
@@ -21,12 +22,23 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 tessera="$bin/tessera"
-"$tessera" down --state "$state" >/dev/null 2>&1 || true
+# A fresh cluster every run: `tessera up` on an old state directory would bring its jobs back,
+# and the examples would be refused as duplicates. The default directory is the quickstart's
+# own and is cleared; a directory given with --state must be empty.
+if [[ $state == .state/quickstart ]]; then
+  "$tessera" down --state "$state" >/dev/null 2>&1 || true
+  rm -rf "$state"
+elif [[ -n "$(ls -A "$state" 2>/dev/null)" ]]; then
+  echo "error: --state $state is not empty; the quickstart starts a fresh cluster" >&2
+  exit 2
+fi
 "$tessera" up --state "$state" --agents 2 --gpus 4xH100 --bin-dir "$bin"
 echo
-# pytorch-ddp.yaml runs in `workingDir: .`, which `tessera submit` takes as this directory.
+# The training job first, so that it starts at once and the hints below can show it; then
+# every other job spec. pytorch-ddp.yaml runs in `workingDir: .`, which `tessera submit` takes
+# as this directory.
 refused=()
-for f in examples/jobs/*.yaml; do
+for f in examples/jobs/training-job.yaml $(ls examples/jobs/*.yaml | grep -vx examples/jobs/training-job.yaml); do
   "$tessera" submit --state "$state" -f "$f" || refused+=("$f")
 done
 sleep 2

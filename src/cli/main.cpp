@@ -20,7 +20,7 @@ bool IsCommand(CLI::App& app, std::string_view word) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"tessera: a resource scheduler for shared GPU clusters"};
+  CLI::App app{"tessera: a resource scheduler for shared GPU clusters", "tessera"};
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", "tessera 0.1.0");
   tessera::cli::RegisterCommands(app);

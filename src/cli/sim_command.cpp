@@ -4,6 +4,8 @@
 //   --experiment failures    large training gangs under failures (recovery policies), ETTR
 //   --experiment colocation  an inference fleet with a daily cycle and offline batch work,
 //                            with and without co-location (docs/colocation.md)
+//   --experiment serving     an LLM request trace through simulated engine replicas under
+//                            each router (docs/serving.md)
 // Prints progress to stderr and a table to stdout; writes OUT/summary.json and OUT/report.html.
 #include <fmt/core.h>
 
@@ -13,6 +15,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/sim_serving.h"
 #include "core/rng.h"
 #include "sched/placement/placement_policy.h"
 #include "sched/queue/queue_policy.h"
@@ -81,6 +84,7 @@ struct SimFlags {
   double trough = 0.35;
   double usage_window_minutes = 10;
   std::string load_trace;
+  ServingFlags serving;  // --experiment serving
 };
 
 std::vector<std::string> SplitCommas(const std::string& s) {
@@ -349,6 +353,17 @@ int RunColocation(const SimFlags& flags) {
   return WriteSummaryAndReport(flags.out, summary);
 }
 
+// --experiment serving: an LLM request trace, no cluster (docs/serving.md).
+int RunServingSim(const SimFlags& flags) {
+  if (flags.trace.empty()) return Fail("--trace: is required (a Mooncake or Azure LLM trace)");
+  std::error_code ec;
+  std::filesystem::create_directories(flags.out, ec);
+  if (ec) return Fail("--out: cannot create " + flags.out + ": " + ec.message());
+  auto summary = RunServingExperiment(flags.serving, flags.trace);
+  if (!summary) return Fail(summary.error().message);
+  return WriteSummaryAndReport(flags.out, *summary);
+}
+
 int RunSim(const SimFlags& flags) {
   if (flags.list_policies) {
     ListPolicies();
@@ -359,11 +374,12 @@ int RunSim(const SimFlags& flags) {
   }
   if (flags.experiment == "failures") return RunFailures(flags);
   if (flags.experiment == "colocation") return RunColocation(flags);
+  if (flags.experiment == "serving") return RunServingSim(flags);
   if (flags.trace.empty()) return Fail("--trace: is required");
   if (flags.cluster.empty()) return Fail("--cluster: is required");
   if (flags.experiment != "allocation" && flags.experiment != "replay") {
     return Fail("--experiment: '" + flags.experiment +
-                "' is unknown (allocation, replay, failures, colocation)");
+                "' is unknown (allocation, replay, failures, colocation, serving)");
   }
   if (!flags.failures.empty()) {
     return Fail(
@@ -484,7 +500,8 @@ void RegisterSimCommand(CLI::App& app) {
   auto flags = std::make_shared<SimFlags>();
   auto* sim =
       app.add_subcommand("sim", "Replay a trace through the scheduler on a simulated cluster");
-  sim->add_option("--experiment", flags->experiment, "allocation | replay | failures | colocation")
+  sim->add_option("--experiment", flags->experiment,
+                  "allocation | replay | failures | colocation | serving")
       ->capture_default_str();
   sim->add_option("--trace", flags->trace, "trace file (format recognised from its header)");
   sim->add_option("--trace-format", flags->trace_format,
@@ -595,6 +612,7 @@ void RegisterSimCommand(CLI::App& app) {
   sim->add_option("--load-trace", flags->load_trace,
                   "colocation: Azure LLM inference CSV whose per-minute request rate modulates the "
                   "daily curve");
+  AddServingFlags(sim, &flags->serving);  // --experiment serving (docs/serving.md)
   sim->callback([flags] { SetExitCode(RunSim(*flags)); });
 }
 

@@ -5,13 +5,18 @@
 
 namespace tessera::serve {
 
+namespace {
+std::uint64_t Bit(int replica) { return std::uint64_t{1} << (replica % 64); }
+}  // namespace
+
 KvBlockIndex::KvBlockIndex(int replicas, std::int64_t capacity_per_replica)
     : replicas_(replicas),
       words_(static_cast<std::size_t>((replicas + 63) / 64)),
       capacity_(capacity_per_replica),
-      per_replica_(static_cast<std::size_t>(replicas)) {}
+      per_replica_(capacity_per_replica > 0 ? static_cast<std::size_t>(replicas) : 0),
+      count_(static_cast<std::size_t>(replicas), 0) {}
 
-void KvBlockIndex::SetHolder(BlockHash block, int replica) {
+bool KvBlockIndex::SetHolder(BlockHash block, int replica) {
   auto [it, inserted] = slot_of_.try_emplace(block, 0);
   if (inserted) {
     if (free_slots_.empty()) {
@@ -24,22 +29,34 @@ void KvBlockIndex::SetHolder(BlockHash block, int replica) {
     }
   }
   const std::uint32_t slot = it->second;
-  Holders(slot)[replica / 64] |= std::uint64_t{1} << (replica % 64);
+  std::uint64_t& word = Holders(slot)[replica / 64];
+  if ((word & Bit(replica)) != 0) return false;
+  word |= Bit(replica);
   ++holder_count_[slot];
+  ++count_[static_cast<std::size_t>(replica)];
+  return true;
 }
 
-void KvBlockIndex::ClearHolder(BlockHash block, int replica) {
+bool KvBlockIndex::ClearHolder(BlockHash block, int replica) {
   auto it = slot_of_.find(block);
-  if (it == slot_of_.end()) return;
+  if (it == slot_of_.end()) return false;
   const std::uint32_t slot = it->second;
-  Holders(slot)[replica / 64] &= ~(std::uint64_t{1} << (replica % 64));
+  std::uint64_t& word = Holders(slot)[replica / 64];
+  if ((word & Bit(replica)) == 0) return false;
+  word &= ~Bit(replica);
+  --count_[static_cast<std::size_t>(replica)];
   if (--holder_count_[slot] == 0) {
     free_slots_.push_back(slot);
     slot_of_.erase(it);
   }
+  return true;
 }
 
 void KvBlockIndex::Stored(int replica, std::span<const BlockHash> blocks) {
+  if (capacity_ == 0) {
+    for (BlockHash b : blocks) SetHolder(b, replica);
+    return;
+  }
   ReplicaBlocks& r = per_replica_[static_cast<std::size_t>(replica)];
   for (BlockHash b : blocks) {
     if (auto it = r.at.find(b); it != r.at.end()) {
@@ -50,7 +67,7 @@ void KvBlockIndex::Stored(int replica, std::span<const BlockHash> blocks) {
     r.at.emplace(b, r.lru.begin());
     SetHolder(b, replica);
   }
-  while (capacity_ > 0 && static_cast<std::int64_t>(r.lru.size()) > capacity_) {
+  while (static_cast<std::int64_t>(r.lru.size()) > capacity_) {
     const BlockHash oldest = r.lru.back();
     r.lru.pop_back();
     r.at.erase(oldest);
@@ -59,21 +76,30 @@ void KvBlockIndex::Stored(int replica, std::span<const BlockHash> blocks) {
 }
 
 void KvBlockIndex::Removed(int replica, std::span<const BlockHash> blocks) {
-  ReplicaBlocks& r = per_replica_[static_cast<std::size_t>(replica)];
   for (BlockHash b : blocks) {
+    if (!ClearHolder(b, replica) || capacity_ == 0) continue;
+    ReplicaBlocks& r = per_replica_[static_cast<std::size_t>(replica)];
     auto it = r.at.find(b);
-    if (it == r.at.end()) continue;
     r.lru.erase(it->second);
     r.at.erase(it);
-    ClearHolder(b, replica);
   }
 }
 
 void KvBlockIndex::Cleared(int replica) {
-  ReplicaBlocks& r = per_replica_[static_cast<std::size_t>(replica)];
-  for (BlockHash b : r.lru) ClearHolder(b, replica);  // list order: deterministic
-  r.lru.clear();
-  r.at.clear();
+  if (capacity_ > 0) {
+    ReplicaBlocks& r = per_replica_[static_cast<std::size_t>(replica)];
+    for (BlockHash b : r.lru) ClearHolder(b, replica);  // list order: deterministic
+    r.lru.clear();
+    r.at.clear();
+    return;
+  }
+  // Collect first: clearing may erase entries. The order only decides which slots are reused
+  // first, never a decision.
+  std::vector<BlockHash> held;
+  for (const auto& [block, slot] : slot_of_) {
+    if ((Holders(slot)[replica / 64] & Bit(replica)) != 0) held.push_back(block);
+  }
+  for (BlockHash b : held) ClearHolder(b, replica);
 }
 
 void KvBlockIndex::MatchPrefix(std::span<const BlockHash> blocks,
@@ -82,11 +108,10 @@ void KvBlockIndex::MatchPrefix(std::span<const BlockHash> blocks,
   std::vector<std::uint64_t> alive(words_, ~std::uint64_t{0});
   if (replicas_ % 64 != 0) alive.back() = (std::uint64_t{1} << (replicas_ % 64)) - 1;
   std::int32_t depth = 0;
-  bool any = true;
   for (BlockHash b : blocks) {
     auto it = slot_of_.find(b);
     const std::uint64_t* holders = it == slot_of_.end() ? nullptr : Holders(it->second);
-    any = false;
+    bool any = false;
     for (std::size_t w = 0; w < words_; ++w) {
       const std::uint64_t next = holders == nullptr ? 0 : alive[w] & holders[w];
       // Replicas whose prefix ends here keep `depth` blocks.
@@ -107,7 +132,7 @@ void KvBlockIndex::MatchPrefix(std::span<const BlockHash> blocks,
 }
 
 std::int64_t KvBlockIndex::blocks_on(int replica) const {
-  return static_cast<std::int64_t>(per_replica_[static_cast<std::size_t>(replica)].lru.size());
+  return count_[static_cast<std::size_t>(replica)];
 }
 
 }  // namespace tessera::serve

@@ -4,6 +4,10 @@
 // engines that send no events, a per-replica capacity makes it forget each replica's least
 // recently routed blocks, as SGLang's router trims its approximate trees.
 //
+// Without a capacity the index keeps only the holder bitsets and a count per replica (an "all
+// cleared" event then walks the index once: rare, a replica restarting). With one, each replica
+// also keeps its blocks in LRU order.
+//
 // Lookup is by the prompt's own blocks: each block's holders are a bitset over replicas, and the
 // longest cached prefix of every replica falls out of intersecting those bitsets along the
 // prompt, so a decision costs O(prompt blocks x replicas/64), never a scan of the index.
@@ -49,8 +53,9 @@ class KvBlockIndex {
 
   std::uint64_t* Holders(std::uint32_t slot) { return &holders_[slot * words_]; }
   const std::uint64_t* Holders(std::uint32_t slot) const { return &holders_[slot * words_]; }
-  void SetHolder(BlockHash block, int replica);
-  void ClearHolder(BlockHash block, int replica);
+  // Both return whether the replica's bit changed.
+  bool SetHolder(BlockHash block, int replica);
+  bool ClearHolder(BlockHash block, int replica);
 
   int replicas_;
   std::size_t words_;
@@ -59,7 +64,8 @@ class KvBlockIndex {
   std::vector<std::uint64_t> holders_;  // words_ per slot
   std::vector<std::int32_t> holder_count_;
   std::vector<std::uint32_t> free_slots_;
-  std::vector<ReplicaBlocks> per_replica_;
+  std::vector<ReplicaBlocks> per_replica_;  // only with a capacity
+  std::vector<std::int64_t> count_;         // blocks per replica
 };
 
 }  // namespace tessera::serve

@@ -31,13 +31,13 @@ struct RoutingConfig {
   double queue_weight = 2;
   double kv_weight = 2;
   double prefix_weight = 3;
-  // tessera: the service's SLOs; a replica is "hot" when its running requests exceed
+  // tessera: the service's TTFT SLO; a replica is "hot" when its requests exceed
   // hot_rel * mean + hot_abs; requests are refused when no replica is predicted to reach the
-  // first token within reject_factor * slo_ttft_ms (0 = never refuse).
-  double slo_ttft_ms = 2000;
-  double slo_tbt_ms = 100;
+  // first token within reject_factor * slo_ttft_ms (0 = never refuse) though an idle one would.
+  double slo_ttft_ms = 5000;
   double hot_rel = 1.25;
   double hot_abs = 2;
+  double work_weight = 10;  // tessera: weight of the prefill a request adds (serving.md)
   double reject_factor = 1.0;
 };
 
@@ -87,8 +87,5 @@ std::int64_t CachedTokens(const RouteRequest& request, const RouteContext& ctx, 
 // token budget, each step also carrying the replica's decodes.
 double PredictTtftMs(const EngineProfile& engine, const ReplicaLoad& load,
                      std::int64_t uncached_tokens, std::int64_t prompt_tokens);
-// Predicted decode step time (token gap) on a replica with `load` and one more sequence.
-double PredictTbtMs(const EngineProfile& engine, const ReplicaLoad& load,
-                    std::int64_t prompt_tokens);
 
 }  // namespace tessera::serve

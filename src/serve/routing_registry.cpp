@@ -69,10 +69,4 @@ double PredictTtftMs(const EngineProfile& e, const ReplicaLoad& load, std::int64
   return us / 1000;
 }
 
-double PredictTbtMs(const EngineProfile& e, const ReplicaLoad& load, std::int64_t prompt_tokens) {
-  const std::int64_t chunk =
-      std::min<std::int64_t>(load.queued_prefill_tokens, e.max_batched_tokens);
-  return StepMicros(e, load.running + 1, load.context_tokens + prompt_tokens, chunk, 0, 0) / 1000;
-}
-
 }  // namespace tessera::serve

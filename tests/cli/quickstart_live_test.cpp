@@ -85,6 +85,16 @@ TEST_F(QuickstartLiveTest, EveryExampleJobSpecIsAcceptedAndTheClusterComesDown) 
     EXPECT_NE(run.out.find(name), std::string::npos) << name << " missing from get jobs";
   }
 
+  // A second run on the same directory would find the jobs there: it is refused, and the
+  // running cluster is left alone.
+  auto again =
+      RunCommand({"scripts/quickstart-live.sh", "--state", state_.path(), "--bin", BinDir()}, 60);
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.err.find("is not empty; the quickstart starts a fresh cluster"),
+            std::string::npos)
+      << again.err;
+  EXPECT_EQ(Tessera({"get", "jobs"}).exit_code, 0) << "still up";
+
   auto down = Tessera({"down"});
   ASSERT_EQ(down.exit_code, 0) << down.err;
   EXPECT_NE(down.out.find("stopped tesserad"), std::string::npos) << down.out;

@@ -97,11 +97,12 @@ TEST(RoutingPolicy, TesseraPredictsTtftAndAvoidsHotReplicas) {
   f.engine.decode_us_per_context_token = 0;
   f.engine.max_batched_tokens = 1000;
   f.config.slo_ttft_ms = 100;
-  f.config.slo_tbt_ms = 1000;
-  // Prompt of 640 tokens. Replica 0 holds 32 blocks... of 40: 512 cached, 128 to prefill, but
-  // has 2000 tokens queued: (2128 tokens: 3 steps) 3 ms + 21.28 ms = 24.28 ms. Replica 1 holds
-  // nothing, none queued: 1 step + 6.4 ms = 7.4 ms. Replica 2 holds 39 blocks (624 tokens, 16 to
-  // prefill), 100 queued: 1 ms + 1.16 ms = 2.16 ms: the winner.
+  // Prompt of 640 tokens; cost = predicted TTFT + 10 x the request's own prefill time.
+  // Replica 0 holds 32 of its 40 blocks (512 tokens, 128 to prefill) but has 2000 tokens
+  // queued: 2128 tokens in 3 steps, 3 ms + 21.28 ms = 24.28 ms; own work 1 ms + 1.28 ms: cost
+  // 24.28 + 22.8 = 47.08. Replica 1 holds nothing, none queued: 1 ms + 6.4 ms = 7.4 ms, cost
+  // 7.4 + 74 = 81.4. Replica 2 holds 39 blocks (16 tokens to prefill), 100 queued:
+  // 1 ms + 1.16 ms = 2.16 ms, cost 2.16 + 21.6 = 23.76: the winner.
   std::vector<BlockHash> blocks(40);
   for (std::size_t i = 0; i < blocks.size(); ++i) blocks[i] = i + 1;
   f.matched = {32, 0, 39};
@@ -110,8 +111,12 @@ TEST(RoutingPolicy, TesseraPredictsTtftAndAvoidsHotReplicas) {
   const RouteRequest r{blocks, 640, 10};
   EXPECT_EQ(Pick("tessera", f, r), 2);
   EXPECT_NEAR(PredictTtftMs(f.engine, f.loads[2], 16, 640), 2.16, 1e-9);
-  // Replica 2 runs 20 requests, the mean is 20/3: hot above 1.25 * 6.67 + 2 = 10.3. Next best: 1.
+  // Replica 2 runs 20 requests, the mean is 20/3: hot above 1.25 * 6.67 + 2 = 10.3. Next
+  // cheapest: replica 0, whose cached prefix saves more work than replica 1's idleness saves time.
   f.loads[2].running = 20;
+  EXPECT_EQ(Pick("tessera", f, r), 0);
+  // Without the work term the idle replica 1 answers sooner (7.4 ms against 24.28 ms).
+  f.config.work_weight = 0;
   EXPECT_EQ(Pick("tessera", f, r), 1);
 }
 
@@ -127,6 +132,12 @@ TEST(RoutingPolicy, TesseraRejectsWhenNoReplicaMeetsTheSlo) {
   EXPECT_EQ(d.replica, -1);
   EXPECT_EQ(d.reason, RejectReason::kTtftSlo);
   EXPECT_GT(d.predicted_ttft_ms, 1000);
+  // A prompt that would miss the SLO even on an idle replica (2,000 tokens: 1 ms + 20 ms > 5 ms)
+  // is served as well as it can be, not refused: refusing it would not save the others much.
+  for (auto& l : f.loads) l.queued_prefill_tokens = 0;
+  const RouteDecision long_prompt = (*p)->Route({kBlocks, 2000, 10}, f.ctx());
+  EXPECT_EQ(long_prompt.replica, 0);
+  EXPECT_EQ(long_prompt.reason, RejectReason::kNone);
 }
 
 TEST(Router, LearnsFromDecisionsAndSkipsUnreadyReplicas) {

@@ -933,6 +933,65 @@ void AddColocation(Page& page, const std::vector<Policy>& policies) {
   page.EndSection();
 }
 
+// Serving experiment: goodput, SLO attainment and TTFT p99 against the request rate, one line
+// per router, from the summary's "rate_sweep" points (docs/serving.md).
+void AddServing(Page& page, const std::vector<Policy>& policies, const json& summary) {
+  const json* sweep = Field(&summary, "rate_sweep");
+  if (sweep == nullptr || !sweep->is_array() || sweep->empty()) return;
+  const auto line_of = [&](std::string_view y_key, double y_scale) {
+    std::vector<std::vector<Point>> lines(policies.size());
+    for (const json& pt : *sweep) {
+      const std::string router = Text(Field(&pt, "router"));
+      const auto x = Number(Field(&pt, "request_rate_rps"));
+      const auto y = Number(Field(&pt, y_key));
+      if (!x || !y) continue;
+      for (std::size_t i = 0; i < policies.size(); ++i) {
+        if (policies[i].name == router) lines[i].push_back({*x, *y * y_scale});
+      }
+    }
+    for (auto& l : lines) {
+      std::sort(l.begin(), l.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+    }
+    return lines;
+  };
+  const auto chart_of = [&](std::string_view y_key, std::string_view y_label,
+                            std::string_view suffix, double y_scale) {
+    json chart{{"type", "line"},
+               {"tooltip", "index"},
+               {"x", Axis("Request rate (requests/s)", "rate", " rps")},
+               {"y", Axis(y_label, y_key, suffix)},
+               {"datasets", json::array()}};
+    chart["y"]["min"] = 0;
+    const auto lines = line_of(y_key, y_scale);
+    for (std::size_t i = 0; i < policies.size(); ++i) {
+      if (lines[i].empty()) continue;
+      json d = Dataset(policies[i].label, policies[i].color, "line", static_cast<int>(i));
+      d["points"] = PointsJson(lines[i], 1, 1);
+      chart["datasets"].push_back(std::move(d));
+    }
+    return chart;
+  };
+  page.Section("Serving over request rate",
+               "The trace replayed at several rates (arrival times divided by the rate scale) "
+               "through simulated engine replicas behind each router (docs/serving.md).");
+  page.Chart("chart-serving-goodput", "Goodput",
+             "Requests per second that met both the TTFT and the TBT SLO (rejected requests "
+             "count as missed). Higher is better; it follows the offered rate until the "
+             "replicas saturate.",
+             chart_of("goodput_rps", "Goodput (requests/s)", " rps", 1));
+  page.Chart("chart-serving-slo", "SLO attainment",
+             "Share of requests that met both SLOs, rejected requests counted as missed.",
+             chart_of("slo_attainment", "Requests within the SLOs (%)", "%", 100));
+  page.Chart("chart-serving-ttft", "TTFT p99",
+             "99th-percentile time to first token of the requests served (rejected ones are "
+             "left out). Lower is better.",
+             chart_of("ttft_p99_ms", "TTFT p99 (ms)", " ms", 1));
+  page.Chart("chart-serving-hit", "Prefix hit rate",
+             "Prompt tokens served from KV cache over prompt tokens of the requests served.",
+             chart_of("prefix_hit_rate", "Prefix hit rate (%)", "%", 100));
+  page.EndSection();
+}
+
 void AddFailures(Page& page, const std::vector<Policy>& policies) {
   std::vector<std::vector<Point>> progress(policies.size());
   std::vector<std::vector<Point>> sweep(policies.size());
@@ -1340,6 +1399,7 @@ std::string Render(const json& summary) {
   AddFairShare(page, policies);
   AddFailures(page, policies);
   AddColocation(page, policies);
+  AddServing(page, policies, summary);
 
   json data{{"format", "tessera-report/1"}, {"experiment", experiment}, {"charts", page.charts()}};
   const std::string generated_by = Text(Field(&summary, "generated_by"));

@@ -1,0 +1,31 @@
+// `tessera sim --experiment serving`: the flags and the run (docs/serving.md).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tessera::cli {
+
+struct ServingFlags {
+  int replicas = 16;
+  std::string engine = "llama3-8b-h100";
+  std::string routers = "round-robin,least-request,prefix,weighted,tessera";
+  double rate_scale = 1;
+  std::string kv_blocks_per_replica;  // N, auto, or empty: the engine profile's KV cache
+  double slo_ttft_ms = 5000;
+  double slo_tbt_ms = 100;
+  std::vector<double> rate_sweep;
+  std::int64_t max_requests = 0;
+};
+
+void AddServingFlags(CLI::App* sim, ServingFlags* flags);
+
+// Runs every router on the trace (and the rate sweep); returns summary.json, having printed the
+// table to stdout and progress to stderr.
+Result<nlohmann::json> RunServingExperiment(const ServingFlags& flags, const std::string& trace);
+
+}  // namespace tessera::cli

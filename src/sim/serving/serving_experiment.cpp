@@ -1,0 +1,149 @@
+#include "sim/serving/serving_experiment.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "serve/engine_model.h"
+#include "serve/router.h"
+#include "sim/event_loop.h"
+#include "sim/serving/serving_metrics.h"
+
+namespace tessera {
+
+namespace {
+
+struct ServingEvent {
+  enum class Kind { kArrival, kStepDone };
+  Kind kind = Kind::kArrival;
+  std::size_t index = 0;  // the request (arrival) or the replica (step done)
+};
+
+class ServingSimulation {
+ public:
+  ServingSimulation(const LlmTrace& trace, const ServingOptions& options, serve::Router router,
+                    int block_tokens, std::int64_t gpu_blocks)
+      : trace_(trace),
+        options_(options),
+        router_(std::move(router)),
+        metrics_(trace.requests.size(), options.slo_ttft_ms, options.slo_tbt_ms),
+        loads_(static_cast<std::size_t>(options.replicas)),
+        running_(static_cast<std::size_t>(options.replicas)) {
+    const std::int64_t host_blocks = options.engine.host_cache_tokens / block_tokens;
+    for (int r = 0; r < options.replicas; ++r) {
+      engines_.emplace_back(options.engine, block_tokens, gpu_blocks, host_blocks);
+    }
+  }
+
+  // Runs the trace to the end; returns the span of the (scaled) arrivals in microseconds.
+  std::int64_t Run() {
+    std::int64_t last_arrival = 0;
+    for (std::size_t i = 0; i < trace_.requests.size(); ++i) {
+      const auto at = static_cast<std::int64_t>(
+          std::llround(static_cast<double>(trace_.requests[i].arrival_us) / options_.rate_scale));
+      last_arrival = std::max(last_arrival, at);
+      loop_.Schedule(at, {ServingEvent::Kind::kArrival, i});
+    }
+    loop_.Run(
+        [&](std::int64_t now, const ServingEvent& e) {
+          if (e.kind == ServingEvent::Kind::kArrival) {
+            OnArrival(now, e.index);
+          } else {
+            OnStepDone(now, e.index);
+          }
+        },
+        [&](std::int64_t now) {
+          for (std::size_t r = 0; r < engines_.size(); ++r)
+            running_[r] = engines_[r].running_count();
+          metrics_.Sample(now, running_);
+        });
+    return std::max<std::int64_t>(1, last_arrival);
+  }
+
+  const ServingMetrics& metrics() const { return metrics_; }
+  std::uint64_t events() const { return loop_.dispatched(); }
+
+ private:
+  void OnArrival(std::int64_t now, std::size_t i) {
+    const LlmRequest& req = trace_.requests[i];
+    metrics_.Arrived(i, now, req.prompt_tokens);
+    for (std::size_t r = 0; r < engines_.size(); ++r) loads_[r] = engines_[r].Load();
+    const serve::RouteRequest route{req.block_hashes, req.prompt_tokens, req.output_tokens};
+    const serve::RouteDecision d = router_.Route(route, loads_);
+    if (d.replica < 0) {
+      metrics_.Rejected(i, std::string(serve::RejectReasonName(d.reason)));
+      return;
+    }
+    auto& engine = engines_[static_cast<std::size_t>(d.replica)];
+    if (!engine.Enqueue({static_cast<std::int64_t>(i), req.block_hashes, req.prompt_tokens,
+                         req.output_tokens})) {
+      metrics_.Rejected(i, "larger than a replica's KV cache or context");
+      return;
+    }
+    if (!engine.stepping()) StartStep(now, static_cast<std::size_t>(d.replica));
+  }
+
+  void StartStep(std::int64_t now, std::size_t r) {
+    const std::int64_t duration = engines_[r].BeginStep();
+    ApplyKvEvents(r);
+    if (duration > 0) loop_.Schedule(now + duration, {ServingEvent::Kind::kStepDone, r});
+  }
+
+  void OnStepDone(std::int64_t now, std::size_t r) {
+    const serve::StepOutcome outcome = engines_[r].FinishStep();
+    for (const serve::Admission& a : outcome.admitted) {
+      metrics_.Admitted(static_cast<std::size_t>(a.id), a);
+    }
+    for (const serve::TokenOutput& t : outcome.tokens) {
+      metrics_.Token(static_cast<std::size_t>(t.id), now, t.last);
+    }
+    ApplyKvEvents(r);
+    StartStep(now, r);
+  }
+
+  void ApplyKvEvents(std::size_t r) {
+    const std::vector<serve::KvEvent> events = engines_[r].TakeKvEvents();
+    if (!events.empty()) router_.ApplyKvEvents(static_cast<int>(r), events);
+  }
+
+  const LlmTrace& trace_;
+  const ServingOptions& options_;
+  serve::Router router_;
+  ServingMetrics metrics_;
+  EventLoop<ServingEvent> loop_;
+  std::vector<serve::EngineReplica> engines_;
+  std::vector<serve::ReplicaLoad> loads_;
+  std::vector<std::int32_t> running_;
+};
+
+}  // namespace
+
+Result<ServingRun> RunServing(const LlmTrace& trace, const std::string& router,
+                              const ServingOptions& options) {
+  if (options.replicas <= 0) return InvalidArgument("replicas: must be positive");
+  if (!(options.rate_scale > 0)) return InvalidArgument("rate-scale: must be positive");
+  auto policy = serve::MakeRoutingPolicy(router);
+  if (!policy) return std::unexpected(policy.error());
+  const int block_tokens = trace.block_tokens > 0 ? trace.block_tokens : options.block_tokens;
+  const std::int64_t gpu_blocks = options.kv_blocks_per_replica > 0
+                                      ? options.kv_blocks_per_replica
+                                      : options.engine.kv_cache_tokens / block_tokens;
+  if (gpu_blocks <= 0) return InvalidArgument("kv-blocks-per-replica: must be positive");
+  serve::RoutingConfig config;
+  config.slo_ttft_ms = options.slo_ttft_ms;
+  const auto start = std::chrono::steady_clock::now();
+  ServingSimulation sim(
+      trace, options,
+      serve::Router(std::move(*policy), options.replicas, block_tokens, options.engine, config),
+      block_tokens, gpu_blocks);
+  const std::int64_t duration = sim.Run();
+  ServingRun run;
+  run.router = router;
+  run.rate_scale = options.rate_scale;
+  sim.metrics().Finish(duration, &run);
+  run.events = sim.events();
+  run.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
+}
+
+}  // namespace tessera

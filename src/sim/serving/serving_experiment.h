@@ -1,0 +1,58 @@
+// The serving experiment: an LLM request trace through N simulated engine replicas behind each
+// router, on the virtual clock (docs/serving.md). The router and the engine model are
+// src/serve/'s, the same code the gateway and the simulated engine run; the loop is the
+// simulator's one EventLoop, with metrics as an observer.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/engine_profile.h"
+#include "core/status.h"
+#include "serve/routing_policy.h"
+#include "sim/trace/llm_trace.h"
+
+namespace tessera {
+
+struct ServingOptions {
+  int replicas = 16;
+  EngineProfile engine;
+  std::vector<std::string> routers{"round-robin", "least-request", "prefix", "weighted", "tessera"};
+  double rate_scale = 1.0;                 // arrival times are divided by it
+  std::int64_t kv_blocks_per_replica = 0;  // 0 = the engine profile's KV cache
+  double slo_ttft_ms = 5000;
+  double slo_tbt_ms = 100;
+  int block_tokens = 16;  // the trace's hashed block size when it has one
+};
+
+struct LatencySummary {
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0;
+  std::int64_t count = 0;
+};
+LatencySummary SummarizeLatency(std::vector<double> values);
+
+struct ServingRun {
+  std::string router;
+  double rate_scale = 1;
+  std::int64_t requests = 0;
+  std::int64_t completed = 0;
+  std::int64_t rejected = 0;
+  std::map<std::string, std::int64_t> reject_reasons;
+  LatencySummary ttft_ms, tbt_ms, e2e_ms;
+  double prefix_hit_rate = 0;  // prompt tokens from KV cache (GPU or host tier) / prompt tokens
+  double host_hit_rate = 0;    // the part of it reloaded from the host tier
+  double slo_attainment = 0;
+  double goodput_rps = 0;
+  double load_imbalance = 0;
+  double duration_seconds = 0;
+  std::uint64_t events = 0;
+  double wall_seconds = 0;
+};
+
+// One router on the trace at options.rate_scale.
+Result<ServingRun> RunServing(const LlmTrace& trace, const std::string& router,
+                              const ServingOptions& options);
+
+}  // namespace tessera

@@ -1,0 +1,84 @@
+// ctest-labels: e2e
+// `tessera sim --experiment serving` end to end on a 300-request slice of the Mooncake trace:
+// a row per router, summary.json with the keys per router, a report with the curves over
+// rate; bad flags are refused naming the flag.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+std::string Bin() {
+  const char* dir = std::getenv("TESSERA_BIN_DIR");
+  return std::string(dir != nullptr ? dir : "build") + "/tessera";
+}
+
+std::pair<int, std::string> RunCommand(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return {-1, ""};
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+const std::string kTrace = "../shared/traces/mooncake-2025/conversation_trace.jsonl";
+
+TEST(ServingCliTest, RunsEveryRouterAndWritesTheSummary) {
+  if (!std::filesystem::exists(kTrace)) GTEST_SKIP() << kTrace << " is not here";
+  const auto dir = std::filesystem::temp_directory_path() / "tessera-serving-cli";
+  std::filesystem::remove_all(dir);
+  auto [rc, out] = RunCommand(Bin() + " sim --experiment serving --trace " + kTrace +
+                              " --max-requests 300 --replicas 4 --kv-blocks-per-replica auto "
+                              "--rate-sweep 2 --out " +
+                              dir.string());
+  ASSERT_EQ(rc, 0) << out;
+  for (const char* router : {"round-robin", "least-request", "prefix", "weighted", "tessera"}) {
+    EXPECT_NE(out.find(router), std::string::npos) << router << "\n" << out;
+  }
+  EXPECT_NE(out.find("simulated replicas"), std::string::npos) << out;
+  std::ifstream in(dir / "summary.json");
+  ASSERT_TRUE(in);
+  const auto summary = nlohmann::json::parse(in);
+  EXPECT_EQ(summary["experiment"], "serving");
+  EXPECT_TRUE(summary["serving"]["engine"]["simulated"].get<bool>());
+  EXPECT_TRUE(summary["serving"]["kv_blocks_per_replica_auto"].get<bool>());
+  ASSERT_EQ(summary["results"].size(), 5u);
+  for (const auto& r : summary["results"]) {
+    for (const char* key : {"router", "prefix_hit_rate", "global_lru_hit_rate", "ttft_ms", "tbt_ms",
+                            "slo_attainment", "goodput_rps", "rejected", "load_imbalance"}) {
+      EXPECT_TRUE(r.contains(key)) << key;
+    }
+    EXPECT_EQ(r["requests"], 300);
+    EXPECT_LE(r["prefix_hit_rate"].get<double>(), 1.0);
+  }
+  EXPECT_EQ(summary["rate_sweep"].size(), 5u);
+  std::ifstream html(dir / "report.html");
+  const std::string page((std::istreambuf_iterator<char>(html)), {});
+  EXPECT_NE(page.find("chart-serving-goodput"), std::string::npos);
+}
+
+TEST(ServingCliTest, BadFlagsNameTheFlag) {
+  if (!std::filesystem::exists(kTrace)) GTEST_SKIP() << kTrace << " is not here";
+  const std::string base =
+      Bin() + " sim --experiment serving --trace " + kTrace + " --max-requests 10 --out " +
+      (std::filesystem::temp_directory_path() / "tessera-serving-bad").string();
+  auto [rc1, out1] = RunCommand(base + " --router tessera,random");
+  EXPECT_EQ(rc1, 2);
+  EXPECT_NE(out1.find("--router: 'random' is unknown"), std::string::npos) << out1;
+  auto [rc2, out2] = RunCommand(base + " --kv-blocks-per-replica lots");
+  EXPECT_EQ(rc2, 2);
+  EXPECT_NE(out2.find("--kv-blocks-per-replica: 'lots' is neither auto nor"), std::string::npos)
+      << out2;
+  auto [rc3, out3] = RunCommand(base + " --engine /nonexistent.yaml");
+  EXPECT_EQ(rc3, 2);
+  EXPECT_NE(out3.find("--engine: "), std::string::npos) << out3;
+}
+
+}  // namespace
