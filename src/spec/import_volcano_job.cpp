@@ -114,7 +114,7 @@ bool ReadPlugins(const Json& spec, Translation& t) {
       t.Map(f, "MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK are set by Tessera");
     } else if (name == "env") {
       env = true;
-      t.Map(f, "VC_TASK_INDEX and VK_TASK_INDEX are set from ROLE_RANK");
+      t.Map(f, "VC_TASK_INDEX and VK_TASK_INDEX are set (the index within the task)");
     } else if (name == "svc") {
       t.Ignore(f, "no per-task host names; tasks find rank 0 at MASTER_ADDR:MASTER_PORT");
     } else {
@@ -124,6 +124,22 @@ bool ReadPlugins(const Json& spec, Translation& t) {
     }
   }
   return env;
+}
+
+// The env plugin's VC_TASK_INDEX / VK_TASK_INDEX: a pod's index within its Volcano task. In
+// an RLJob that is ROLE_RANK; tasks merged into one TrainingJob or BatchJob are told apart by
+// the worker's rank, task by task.
+std::string TaskIndexExports(const std::vector<VolcanoTask>& tasks, const std::string& kind) {
+  if (kind == "RLJob") return "export VC_TASK_INDEX=\"$ROLE_RANK\" VK_TASK_INDEX=\"$ROLE_RANK\"; ";
+  std::string sh;
+  int start = 0;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const int end = start + tasks[i].replicas;
+    sh += (i == 0 ? "if" : "elif") + std::string(" [ \"$NODE_RANK\" -lt ") + std::to_string(end) +
+          " ]; then i=$((NODE_RANK - " + std::to_string(start) + ")); ";
+    start = end;
+  }
+  return sh + "fi; export VC_TASK_INDEX=\"$i\" VK_TASK_INDEX=\"$i\"; ";
 }
 
 }  // namespace
@@ -244,9 +260,7 @@ Result<ImportedJob> ImportVolcanoJob(const Json& doc, const ImportOptions& optio
     }
   }
   if (!t.ok()) return t.Finish({}, false);
-  const std::string prefix = env_plugin ? "export VC_TASK_INDEX=\"$ROLE_RANK\" "
-                                          "VK_TASK_INDEX=\"$ROLE_RANK\"; "
-                                        : "";
+  const std::string prefix = env_plugin ? TaskIndexExports(tasks, kind) : "";
   auto wrap = [&](std::vector<std::string> argv) {
     if (prefix.empty()) return argv;
     std::vector<std::string> out = {"/bin/sh", "-c", prefix + "exec \"$@\"", "vcjob"};

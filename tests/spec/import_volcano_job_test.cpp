@@ -46,8 +46,14 @@ TEST(ImportVolcanoJobTest, AGangOfIdenticalTasksIsATrainingJob) {
   EXPECT_EQ(job.spec.max_restarts, 5);
   EXPECT_EQ(job.spec.roles[0].count, 3);
   EXPECT_EQ(job.spec.roles[0].shape.gpus, 2);
-  // The env plugin's task index comes from ROLE_RANK.
-  EXPECT_NE(job.spec.roles[0].command[2].find("VC_TASK_INDEX=\"$ROLE_RANK\""), std::string::npos);
+  // The env plugin's task index is the index within the Volcano task: the master's 0, the
+  // workers' 0 and 1 at ranks 1 and 2.
+  const std::string& wrapper = job.spec.roles[0].command[2];
+  EXPECT_NE(wrapper.find("if [ \"$NODE_RANK\" -lt 1 ]; then i=$((NODE_RANK - 0)); elif [ "
+                         "\"$NODE_RANK\" -lt 3 ]; then i=$((NODE_RANK - 1)); fi; export "
+                         "VC_TASK_INDEX=\"$i\""),
+            std::string::npos)
+      << wrapper;
   EXPECT_NE(NoteFor(job, "spec.plugins.svc").find("ignored"), std::string::npos);
   EXPECT_NE(NoteFor(job, "spec.schedulerName").find("ignored"), std::string::npos);
   EXPECT_NE(NoteFor(job, "spec.policies[0]").find("restarts the whole gang"), std::string::npos);
