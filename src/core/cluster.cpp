@@ -36,4 +36,10 @@ Result<NodeId> Cluster::AddNode(std::string name, std::string_view gpu_model, in
   return nodes_.back().id;
 }
 
+Resources ClusterCapacity(const Cluster& cluster) {
+  Resources r;
+  for (const auto& n : cluster.nodes()) r += n.capacity;
+  return r;
+}
+
 }  // namespace tessera

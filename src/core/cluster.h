@@ -60,4 +60,7 @@ class Cluster {
   std::int64_t total_gpus_ = 0;
 };
 
+// The sum of the nodes' CPU, memory and GPUs (what fractions of a queue tree resolve against).
+Resources ClusterCapacity(const Cluster& cluster);
+
 }  // namespace tessera

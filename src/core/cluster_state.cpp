@@ -13,9 +13,7 @@ int NodeState::FullyFreeGpus(int gpu_count) const {
 }
 
 ClusterState::ClusterState(const Cluster& cluster)
-    : cluster_(&cluster),
-      nodes_(cluster.nodes().size()),
-      request_sizes_(cluster.nodes().size()) {
+    : cluster_(&cluster), nodes_(cluster.nodes().size()), request_sizes_(cluster.nodes().size()) {
   for (const auto& n : cluster.nodes()) {
     auto& s = nodes_[n.id.value];
     s.free = n.capacity;
@@ -23,6 +21,12 @@ ClusterState::ClusterState(const Cluster& cluster)
     healthy_gpu_milli_ += n.capacity.gpu_milli;
   }
   free_gpu_milli_ = healthy_gpu_milli_;
+}
+
+ClusterState::ClusterState(const Cluster& cluster, std::shared_ptr<std::uint64_t> versions)
+    : ClusterState(cluster) {
+  version_source_ = std::move(versions);
+  for (auto& s : nodes_) Touch(s);
 }
 
 bool ClusterState::Fits(const TaskPlacement& t) const {

@@ -28,6 +28,10 @@ struct NodeState {
 class ClusterState {
  public:
   explicit ClusterState(const Cluster& cluster);
+  // A state whose node versions are drawn from `versions`, shared with the caller's earlier
+  // states: every node starts at a fresh version, so a score memo kept across states (a
+  // long-lived Scheduler, as the controller's) never takes one state's node for another's.
+  ClusterState(const Cluster& cluster, std::shared_ptr<std::uint64_t> versions);
 
   const Cluster& cluster() const { return *cluster_; }
   const NodeState& node(NodeId id) const { return nodes_[id.value]; }

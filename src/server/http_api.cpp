@@ -100,6 +100,39 @@ bool SplitQueueName(const std::string& path, std::string* queue, std::string* na
   return ValidQueuePath(*queue) && ValidJobName(*name);
 }
 
+// The body of POST /v1/release: {"names": [...], "queue": "..."} or {"all": true}.
+struct ReleaseRequest {
+  std::string queue;
+  std::vector<std::string> names;
+  bool all = false;
+};
+
+Result<ReleaseRequest> ParseReleaseRequest(const std::string& body) {
+  auto doc = ParseJson(body);
+  if (!doc) return std::unexpected(doc.error());
+  if (!doc->is_object()) return InvalidArgument("release: expected a JSON object");
+  ReleaseRequest r;
+  for (const auto& [key, v] : doc->items()) {
+    if (key == "queue" && v.is_string()) {
+      r.queue = v.get<std::string>();
+      if (!ValidQueuePath(r.queue)) return InvalidArgument("queue: not a valid queue path");
+    } else if (key == "all" && v.is_boolean()) {
+      r.all = v.get<bool>();
+    } else if (key == "names" && v.is_array()) {
+      for (const auto& n : v) {
+        if (!n.is_string() || !ValidJobName(n.get<std::string>())) {
+          return InvalidArgument("names: every entry must be a job name");
+        }
+        r.names.push_back(n.get<std::string>());
+      }
+    } else {
+      return InvalidArgument("release: unknown key or wrong type: " + key +
+                             " (expected names: [string], queue: string, all: bool)");
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
 ApiServer::ApiServer(Controller& controller, int threads)
@@ -132,11 +165,16 @@ Result<int> ApiServer::Bind(const std::string& host, int port) {
 
 void ApiServer::Serve() { http_->listen_after_bind(); }
 void ApiServer::Stop() { http_->stop(); }
-
 void ApiServer::Routes() {
-  auto& h = *http_;
-  Controller& c = controller_;
+  ErrorRoutes();
+  JobRoutes();
+  ViewRoutes();
+  LogRoute();
+  AgentRoutes();
+}
 
+void ApiServer::ErrorRoutes() {
+  auto& h = *http_;
   h.set_exception_handler(
       [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "unexpected error";
@@ -159,14 +197,11 @@ void ApiServer::Routes() {
           "application/json");
     }
   });
+}
 
-  h.Get("/v1/healthz", [](const httplib::Request&, httplib::Response& res) {
-    SendJson(res, 200, {{"ok", true}});
-  });
-  h.Get("/v1/status", [&c](const httplib::Request&, httplib::Response& res) {
-    SendJson(res, 200, c.ServerStatus());
-  });
-
+void ApiServer::JobRoutes() {
+  auto& h = *http_;
+  Controller& c = controller_;
   h.Post("/v1/jobs", [&c](const httplib::Request& req, httplib::Response& res) {
     auto job = c.Submit(req.body, TruthyParam(req, "hold"), TruthyParam(req, "queueAnyway"));
     if (!job) return SendError(res, job.error());
@@ -174,37 +209,9 @@ void ApiServer::Routes() {
   });
   // Held jobs released in one commit: {"names": [...], "queue": "..."} or {"all": true}.
   h.Post("/v1/release", [&c](const httplib::Request& req, httplib::Response& res) {
-    auto doc = ParseJson(req.body);
-    if (!doc) return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
-    if (!doc->is_object()) {
-      return SendError(res, Error::Code::kInvalidArgument, "release: expected a JSON object");
-    }
-    std::string queue;
-    std::vector<std::string> names;
-    bool all = false;
-    for (const auto& [key, v] : doc->items()) {
-      if (key == "queue" && v.is_string()) {
-        queue = v.get<std::string>();
-        if (!ValidQueuePath(queue)) {
-          return SendError(res, Error::Code::kInvalidArgument, "queue: not a valid queue path");
-        }
-      } else if (key == "all" && v.is_boolean()) {
-        all = v.get<bool>();
-      } else if (key == "names" && v.is_array()) {
-        for (const auto& n : v) {
-          if (!n.is_string() || !ValidJobName(n.get<std::string>())) {
-            return SendError(res, Error::Code::kInvalidArgument,
-                             "names: every entry must be a job name");
-          }
-          names.push_back(n.get<std::string>());
-        }
-      } else {
-        return SendError(res, Error::Code::kInvalidArgument,
-                         "release: unknown key or wrong type: " + key +
-                             " (expected names: [string], queue: string, all: bool)");
-      }
-    }
-    auto out = c.Release(queue, names, all);
+    auto r = ParseReleaseRequest(req.body);
+    if (!r) return SendError(res, Error::Code::kInvalidArgument, r.error().message);
+    auto out = c.Release(r->queue, r->names, r->all);
     if (!out) return SendError(res, out.error());
     SendJson(res, 200, *out);
   });
@@ -212,7 +219,15 @@ void ApiServer::Routes() {
     JobFilter f;
     if (req.has_param("queue")) f.queue = req.get_param_value("queue");
     if (req.has_param("name")) f.name = req.get_param_value("name");
-    if (req.has_param("phase")) f.phase = req.get_param_value("phase");
+    if (req.has_param("phase")) {
+      const std::string phase = req.get_param_value("phase");
+      f.phase = api::ParseJobPhase(phase);
+      if (!f.phase) {
+        return SendError(
+            res, Error::Code::kInvalidArgument,
+            "phase: unknown phase " + Quote(phase) + " (known: " + api::JobPhaseNames() + ")");
+      }
+    }
     if (req.has_param("view")) {
       const std::string view = req.get_param_value("view");
       if (view != "summary" && view != "object") {
@@ -244,6 +259,16 @@ void ApiServer::Routes() {
     if (!job) return SendError(res, job.error());
     SendJson(res, 202, *job);
   });
+}
+
+void ApiServer::ViewRoutes() {
+  auto& h = *http_;
+  Controller& c = controller_;
+  h.Get("/v1/healthz",
+        [&c](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, c.Health()); });
+  h.Get("/v1/status", [&c](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200, c.ServerStatus());
+  });
 
   h.Get("/v1/nodes", [&c](const httplib::Request&, httplib::Response& res) {
     SendJson(res, 200, {{"nodes", c.ListNodes()}});
@@ -262,7 +287,11 @@ void ApiServer::Routes() {
     if (!events) return SendError(res, events.error());
     SendJson(res, 200, *events);
   });
+}
 
+void ApiServer::LogRoute() {
+  auto& h = *http_;
+  Controller& c = controller_;
   h.Get(R"(/v1/logs/(.+))", [&c](const httplib::Request& req, httplib::Response& res) {
     std::string queue, name;
     if (!SplitQueueName(req.matches[1], &queue, &name)) {
@@ -303,7 +332,11 @@ void ApiServer::Routes() {
                                  ? "application/octet-stream"
                                  : r->get_header_value("Content-Type").c_str());
   });
+}
 
+void ApiServer::AgentRoutes() {
+  auto& h = *http_;
+  Controller& c = controller_;
   h.Post("/v1/agents/register", [&c](const httplib::Request& req, httplib::Response& res) {
     auto doc = ParseJson(req.body);
     if (!doc) return SendError(res, Error::Code::kInvalidArgument, doc.error().message);

@@ -1,8 +1,8 @@
 // The controller's REST API over HTTP/JSON (cpp-httplib), bound to 127.0.0.1 unless told
 // otherwise. Routes (all JSON unless noted; errors are {"error": {code, message, details}}):
 //
-//   GET    /v1/healthz                      liveness
-//   GET    /v1/status                       counters, load time, first decision
+//   GET    /v1/healthz                      liveness; schedulerError when it cannot schedule
+//   GET    /v1/status                       counters, load time, first decision, schedulerError
 //   POST   /v1/jobs?hold=&queueAnyway=      body: a job spec (YAML or JSON) -> 201 + job;
 //                                            409 when it can never fit the registered nodes
 //                                            (queueAnyway=true stores it anyway)
@@ -44,6 +44,11 @@ class ApiServer {
 
  private:
   void Routes();
+  void ErrorRoutes();
+  void JobRoutes();   // submit, release, list, get, cancel, purge
+  void ViewRoutes();  // healthz, status, nodes, queues, events
+  void LogRoute();    // task logs, proxied from the agents
+  void AgentRoutes();
   Controller& controller_;
   std::unique_ptr<httplib::Server> http_;
 };

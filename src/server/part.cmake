@@ -4,9 +4,9 @@
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(CPP_HTTPLIB REQUIRED IMPORTED_TARGET GLOBAL cpp-httplib)
 
-# tessera_sim for the queue tree file reader the simulator shares (sim/queue_file.h).
-tessera_part(server DEPS tessera_sched tessera_sim tessera_store tessera_spec tessera_core
-  PkgConfig::CPP_HTTPLIB Threads::Threads nlohmann_json::nlohmann_json yaml-cpp)
+# core, sched, spec and store only (DESIGN.md): the queue file reader is spec's.
+tessera_part(server DEPS tessera_sched tessera_store tessera_spec tessera_core
+  PkgConfig::CPP_HTTPLIB Threads::Threads nlohmann_json::nlohmann_json yaml-cpp spdlog::spdlog)
 
 add_executable(tesserad ${CMAKE_CURRENT_SOURCE_DIR}/src/server/main.cpp)
 target_link_libraries(tesserad PRIVATE tessera_server CLI11::CLI11 tessera_warnings)

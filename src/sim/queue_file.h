@@ -1,6 +1,7 @@
-// Queue trees from YAML (`tessera sim --queues FILE`), and the assignment of a trace's jobs to
-// leaf queues. The format is documented in docs/quotas.md; examples/config/queues.yaml is one.
-// Errors name the file, the key and the reason: "FILE: key 'queues[2].guaranteed.gpu': negative".
+// Queue trees for the simulator (`tessera sim --queues FILE`, read by spec/queue_file.h), and
+// the assignment of a trace's jobs to leaf queues. The format is documented in docs/quotas.md;
+// examples/config/queues.yaml is one. Errors name the file, the key and the reason: "FILE: key
+// 'queues[2].guaranteed.gpu': negative".
 #pragma once
 
 #include <string>
@@ -11,13 +12,10 @@
 #include "core/status.h"
 #include "core/workload.h"
 #include "sched/quota/queue_tree.h"
+#include "spec/queue_file.h"
 
 namespace tessera {
 
-// Parses the YAML text of a queue file; `source` names it in errors.
-Result<QueueTreeSpec> ParseQueueFile(const std::string& text, const std::string& source);
-// Reads and parses a queue file (at most 16 MiB); errors name `path`.
-Result<QueueTreeSpec> ReadQueueFile(const std::string& path);
 // Reads, parses and builds the tree against the cluster's capacity.
 Result<QueueTree> LoadQueueTree(const std::string& path, const Resources& capacity);
 
@@ -34,8 +32,5 @@ Status ApplyQueueMap(std::vector<Workload>& jobs, const QueueTree& tree, const s
 // The default tree when no queue file is given: every queue the jobs name (a trace's users) is
 // a leaf with an equal weight and an equal guaranteed share of the cluster.
 QueueTree QueuePerUser(const std::vector<Workload>& jobs, const Resources& capacity);
-
-// The sum of the nodes' CPU, memory and GPUs.
-Resources ClusterCapacity(const Cluster& cluster);
 
 }  // namespace tessera

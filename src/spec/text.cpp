@@ -1,5 +1,7 @@
 #include "spec/text.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 
 namespace tessera {
@@ -79,6 +81,23 @@ std::string Quote(std::string_view s, std::size_t max) {
     while (FirstInvalidUtf8(out)) out.erase(out.size() - 5, 1);
   }
   return out;
+}
+
+std::expected<double, NumberError> ParseFiniteNumber(std::string_view text) {
+  if (text.empty()) return std::unexpected(NumberError::kEmpty);
+  std::string_view digits = text;
+  // from_chars takes no leading '+', people and some tools write one.
+  if (digits.size() > 1 && digits.front() == '+' && digits[1] != '-' && digits[1] != '+') {
+    digits.remove_prefix(1);
+  }
+  double value = 0;
+  const char* last = digits.data() + digits.size();
+  auto [ptr, ec] = std::from_chars(digits.data(), last, value, std::chars_format::general);
+  if (ec == std::errc::result_out_of_range) return std::unexpected(NumberError::kOutOfRange);
+  if (ec != std::errc() || ptr != last) return std::unexpected(NumberError::kNotANumber);
+  if (std::isnan(value)) return std::unexpected(NumberError::kNaN);
+  if (std::isinf(value)) return std::unexpected(NumberError::kInfinite);
+  return value;
 }
 
 }  // namespace tessera

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <expected>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,5 +20,10 @@ std::string LineColumnOf(std::string_view text, std::size_t offset);
 // `s` in double quotes for an error message: at most `max` bytes, control and non-UTF-8
 // bytes as \xNN.
 std::string Quote(std::string_view s, std::size_t max = 64);
+
+// Why text is not a finite number.
+enum class NumberError { kEmpty, kNotANumber, kOutOfRange, kNaN, kInfinite };
+// A finite number in plain decimal or exponent notation ("12", "-3.5", "1e6", "+7"); no blanks.
+std::expected<double, NumberError> ParseFiniteNumber(std::string_view text);
 
 }  // namespace tessera

@@ -66,6 +66,14 @@ TEST(RoutingPolicy, PrefixFollowsCacheUnlessImbalanced) {
   // Below the threshold (1 block of 4 = 16 of 64 tokens = 0.25): the smallest tree, replica 2.
   f.matched = {0, 1, 0};
   EXPECT_EQ(Pick("prefix", f, {kBlocks, 64, 10}), 2);
+  // Equal trees: the less loaded (replica 0 runs 0, replica 2 runs 0 but waits 1).
+  f.cached = {3, 9, 3};
+  f.loads[2].waiting = 1;
+  EXPECT_EQ(Pick("prefix", f, {kBlocks, 64, 10}), 0);
+  f.loads[0].waiting = 2;
+  EXPECT_EQ(Pick("prefix", f, {kBlocks, 64, 10}), 2);
+  f.loads[0].waiting = f.loads[2].waiting = 0;
+  f.cached = {5, 9, 2};
   // Imbalanced: max 100 - min 0 > 64 and 100 > 0 * 1.5: the least loaded, replica 0.
   f.matched = {0, 3, 1};
   f.loads[1].running = 100;

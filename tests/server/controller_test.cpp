@@ -447,6 +447,61 @@ TEST_F(ControllerTest, BatchTasksAreScheduledOneByOne) {
   EXPECT_EQ(controller_->RunSchedulingCycle(), 1);
 }
 
+// A cycle with decisions records its clock and seed with them, in the same commit; a cycle
+// with none records nothing.
+TEST_F(ControllerTest, EachCycleWithDecisionsRecordsItsClockAndSeed) {
+  Register("node-0", 2);
+  Submit(Gang("fits", 1, 2));
+  Submit(Gang("waits", 1, 2));
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 1);
+  now_ += 1000;
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 0) << "nothing fits: no decision";
+  auto events = controller_->Events(0, 0, 1000);
+  ASSERT_TRUE(events);
+  std::vector<Json> cycles;
+  std::int64_t scheduled_seq = 0;
+  for (const auto& e : (*events)["events"]) {
+    if (e["type"] == "SchedulingCycle") cycles.push_back(e);
+    if (e["type"] == "JobScheduled") scheduled_seq = e["seq"].get<std::int64_t>();
+  }
+  ASSERT_EQ(cycles.size(), 1u) << events->dump(2);
+  EXPECT_EQ(cycles[0]["object"], "cycle/1");
+  EXPECT_EQ(cycles[0]["timeMs"], 1'000'000) << "the clock the scheduler ran with";
+  EXPECT_EQ(cycles[0]["message"],
+            "clock=1000000 seed=1 bound=1 preempted=0 unschedulable=0 deferred=0 dropped=0");
+  EXPECT_EQ(cycles[0]["seq"].get<std::int64_t>(), scheduled_seq + 1) << "committed with its bind";
+}
+
+// A queue tree that does not fit the registered GPUs is reported by status and health, not
+// skipped in silence; it clears once enough GPUs have registered.
+TEST_F(ControllerTest, AQueueTreeThatDoesNotFitIsReported) {
+  QueueSpec team;
+  team.name = "team";
+  team.guaranteed.gpu = {true, false, 4};  // 4 GPUs outright
+  ControllerOptions options;
+  options.now = [this] { return now_.load(); };
+  options.scheduler.queue_policy = "drf";
+  options.queues = QueueTreeSpec{{team}, 0, ""};
+  options.queues_source = "q.yaml";
+  controller_.reset();
+  auto c = Controller::Create(store_.get(), options);
+  ASSERT_TRUE(c) << c.error().message;
+  controller_ = std::move(*c);
+  EXPECT_FALSE(controller_->Health().contains("schedulerError"));
+  Register("node-0", 2);
+  Submit(
+      "apiVersion: tessera/v1\nkind: BatchJob\nmetadata: {name: b, queue: team}\n"
+      "spec: {tasks: 1, gpusPerTask: 1, command: [true]}\n");
+  EXPECT_EQ(controller_->RunSchedulingCycle(), 0);
+  const std::string error = controller_->Health().value("schedulerError", "");
+  EXPECT_NE(error.find("queue tree q.yaml does not fit the 2 registered GPUs"), std::string::npos)
+      << error;
+  EXPECT_EQ(controller_->ServerStatus().value("schedulerError", ""), error);
+  Register("node-1", 2);
+  EXPECT_EQ(controller_->RunSchedulingCycle(), 1);
+  EXPECT_FALSE(controller_->Health().contains("schedulerError"));
+}
+
 // Random submissions, cancels, exits and node losses; after every step no GPU holds more than
 // 1000 milli of live tasks, and every commit the controller attempted went through.
 TEST_F(ControllerTest, NoGpuIsEverBoundTwiceUnderRandomOperations) {

@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "server/controller.h"
-#include "sim/queue_file.h"
+#include "spec/queue_file.h"
 
 namespace tessera {
 namespace {

@@ -30,7 +30,12 @@ class PrefixPolicy final : public RoutingPolicy {
     std::int32_t smallest = ctx.candidates.front();
     for (std::int32_t r : ctx.candidates) {
       if (ctx.matched_blocks[r] > ctx.matched_blocks[longest]) longest = r;
-      if (ctx.cached_blocks[r] < ctx.cached_blocks[smallest]) smallest = r;
+      // Equal trees (nothing cached yet, or a trace without block hashes): the less loaded.
+      if (ctx.cached_blocks[r] < ctx.cached_blocks[smallest] ||
+          (ctx.cached_blocks[r] == ctx.cached_blocks[smallest] &&
+           ctx.loads[r].requests() < ctx.loads[smallest].requests())) {
+        smallest = r;
+      }
     }
     const double match_rate = request.prompt_tokens == 0
                                   ? 0

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "spec/text.h"
+
 namespace tessera {
 namespace {
 
@@ -26,22 +28,21 @@ std::string NumberText(double v) {
 }  // namespace
 
 std::expected<double, std::string> ParseNumber(std::string_view text) {
-  if (text.empty()) return std::unexpected("is empty");
-  std::string_view digits = text;
-  // from_chars takes no leading '+', people and some tools write one.
-  if (digits.size() > 1 && digits.front() == '+' && digits[1] != '-' && digits[1] != '+') {
-    digits.remove_prefix(1);
+  auto value = ParseFiniteNumber(text);
+  if (value) return *value;
+  switch (value.error()) {
+    case NumberError::kEmpty:
+      return std::unexpected("is empty");
+    case NumberError::kOutOfRange:
+      return std::unexpected(Quoted(text) + " is out of range");
+    case NumberError::kNaN:
+      return std::unexpected("is NaN");
+    case NumberError::kInfinite:
+      return std::unexpected("is infinite");
+    case NumberError::kNotANumber:
+      break;
   }
-  double value = 0;
-  const char* first = digits.data();
-  const char* last = digits.data() + digits.size();
-  auto [ptr, ec] = std::from_chars(first, last, value, std::chars_format::general);
-  if (ec == std::errc::result_out_of_range)
-    return std::unexpected(Quoted(text) + " is out of range");
-  if (ec != std::errc() || ptr != last) return std::unexpected(Quoted(text) + " is not a number");
-  if (std::isnan(value)) return std::unexpected("is NaN");
-  if (std::isinf(value)) return std::unexpected("is infinite");
-  return value;
+  return std::unexpected(Quoted(text) + " is not a number");
 }
 
 std::expected<std::int64_t, std::string> ParseWholeNumber(std::string_view text) {

@@ -1,0 +1,405 @@
+#include "server/agent_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "server/job_limits.h"
+#include "server/job_views.h"
+#include "server/unit_lifecycle.h"
+#include "spec/document.h"
+#include "spec/text.h"
+
+namespace tessera {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// Checks a registration as the API receives it; the error names the field.
+Status CheckRegistration(const NodeRegistration& reg, std::string* model) {
+  if (!ValidJobName(reg.node)) {
+    return InvalidArgument("node: must be 1-63 lower-case letters, digits and '-', got " +
+                           Quote(reg.node));
+  }
+  if (reg.gpus.size() > static_cast<std::size_t>(kMaxGpusPerNode)) {
+    return InvalidArgument("gpus: at most " + std::to_string(kMaxGpusPerNode) +
+                           " GPUs per node, got " + std::to_string(reg.gpus.size()));
+  }
+  for (std::size_t i = 0; i < reg.gpus.size(); ++i) {
+    if (reg.gpus[i].index != static_cast<int>(i)) {
+      return InvalidArgument("gpus: indices must be 0..N-1 in order");
+    }
+    if (i == 0) *model = reg.gpus[i].model;
+    if (reg.gpus[i].model != *model) {
+      return InvalidArgument("gpus: one GPU model per node (" + *model + " and " +
+                             reg.gpus[i].model + ")");
+    }
+  }
+  if (reg.cpu_milli < 0 || reg.memory_mib < 0) {
+    return InvalidArgument("cpu and memory must not be negative");
+  }
+  if (FirstInvalidUtf8(reg.address) || FirstInvalidUtf8(reg.agent_url) ||
+      FirstInvalidUtf8(*model) || reg.address.size() > 255 || reg.agent_url.size() > 1024) {
+    return InvalidArgument("address, agentUrl and models must be short UTF-8");
+  }
+  return {};
+}
+
+}  // namespace
+
+ApiResult<RegistrationReply> AgentService::Register(const NodeRegistration& reg) {
+  std::string model;
+  if (auto s = CheckRegistration(reg, &model); !s) return std::unexpected(ApiErr(s.error()));
+  std::lock_guard lock(core_.mu);
+  auto& state = core_.state;
+  ChangeBuilder change(state);
+  NodeRecord rec;
+  if (auto existing = state.nodes.find(reg.node); existing != state.nodes.end())
+    rec = existing->second.rec;
+  rec.name = reg.node;
+  rec.address = reg.address.empty() ? "127.0.0.1" : reg.address;
+  rec.agent_url = reg.agent_url;
+  rec.gpu_model = model;
+  rec.gpu_count = static_cast<int>(reg.gpus.size());
+  rec.simulated = reg.simulated;
+  rec.cpu_milli = reg.cpu_milli;
+  rec.memory_mib = reg.memory_mib;
+  Json gpus = Json::array();
+  for (const auto& g : reg.gpus) gpus.push_back(ToJson(g));
+  rec.gpus_json = DumpJson(gpus);
+  rec.status = NodeStatus::kReady;
+  rec.registered_ms = core_.Now();
+  rec.version = reg.version;
+  rec.message = "";
+  change.Event("NodeRegistered", "node/" + rec.name,
+               std::to_string(rec.gpu_count) + " x " + (model.empty() ? "no GPU" : model) +
+                   (reg.simulated ? " (simulated)" : "") + " at " + rec.address);
+  change.PutNode(rec);
+  change.RequestSchedule();
+  if (auto s = core_.CommitLocked(change); !s) return std::unexpected(ApiErr(s.error()));
+  state.nodes[rec.name].last_seen = core_.Now();
+  RegistrationReply reply;
+  reply.heartbeat_interval_ms = core_.options().heartbeat_interval_ms;
+  reply.heartbeat_timeout_ms = core_.options().heartbeat_timeout_ms;
+  return reply;
+}
+
+HeartbeatReply AgentService::ReplyForLocked(const std::string& node, const HeartbeatRequest& req,
+                                            bool* news) const {
+  const auto& state = core_.state;
+  HeartbeatReply reply;
+  *news = false;
+  std::map<std::int64_t, ReportedState> reported;
+  for (const auto& r : req.tasks) reported[r.task_id] = r.state;
+  if (auto live = state.live_by_node.find(node); live != state.live_by_node.end()) {
+    for (auto id : live->second) {
+      const TaskRecord& t = state.tasks.at(id);
+      auto rep = reported.find(id);
+      if (t.state == TaskState::kAssigned) {
+        reply.run.push_back(LaunchOfLocked(t));
+        if (rep == reported.end()) *news = true;
+      } else if (t.state == TaskState::kStopping && rep != reported.end() &&
+                 rep->second == ReportedState::kRunning) {
+        auto jit = state.jobs.find(t.job_id);
+        const int grace = jit == state.jobs.end() ? 30 : jit->second.spec.grace_period_seconds;
+        reply.stop.push_back({id, grace});
+        *news = true;
+      }
+    }
+  }
+  for (const auto& r : req.tasks) {
+    auto it = state.tasks.find(r.task_id);
+    const bool live_here =
+        it != state.tasks.end() && IsLive(it->second.state) && it->second.node == node;
+    if (r.state == ReportedState::kRunning && !live_here) {
+      reply.stop.push_back({r.task_id, 10});  // a stray: not (or no longer) this node's task
+      *news = true;
+    } else if (r.state != ReportedState::kRunning && !live_here) {
+      reply.forget.push_back(r.task_id);
+      *news = true;
+    }
+  }
+  return reply;
+}
+
+void AgentService::EndUnreportedTasksLocked(const std::string& node,
+                                            const std::set<std::int64_t>& reported,
+                                            ChangeBuilder& change) {
+  const auto& state = core_.state;
+  const Tick now = core_.Now();
+  if (auto live = state.live_by_node.find(node); live != state.live_by_node.end()) {
+    const std::vector<std::int64_t> ids(live->second.begin(), live->second.end());
+    for (auto id : ids) {
+      if (reported.contains(id)) continue;
+      const TaskRecord& t = change.Task(id);
+      if (t.state == TaskState::kAssigned) continue;  // in this reply's run list
+      auto jit = state.jobs.find(t.job_id);
+      if (jit == state.jobs.end()) continue;
+      auto& m = change.MutableTask(id);
+      if (m.state == TaskState::kStopping) {
+        m.state = TaskState::kStopped;
+        change.Event("TaskStopped", JobObject(jit->second.rec),
+                     "task " + std::to_string(id) + " (rank " + std::to_string(m.rank) +
+                         ") stopped before it ran");
+      } else if (m.state == TaskState::kRunning) {
+        m.state = TaskState::kLost;
+        m.message = "the agent on " + node + " no longer has this task";
+        change.Event("TaskLost", JobObject(jit->second.rec),
+                     "task " + std::to_string(id) + ": " + m.message);
+      } else {
+        continue;
+      }
+      m.finished_ms = now;
+      change.RequestSchedule();
+      EvaluateUnit(change, jit->second, m.unit, now);
+    }
+  }
+}
+
+bool AgentService::RecordHeartbeatLocked(RegisteredNode& ns, const HeartbeatRequest& req,
+                                         ChangeBuilder& change) {
+  auto& state = core_.state;
+  const std::string& node = ns.rec.name;
+  const Tick now = core_.Now();
+  ns.last_seen = now;
+  std::set<std::int64_t> reported;
+  bool strays = false;
+  for (const auto& r : req.tasks) {
+    reported.insert(r.task_id);
+    RecordTaskReport(change, node, r, now, state.awaiting_readoption);
+    if (r.state == ReportedState::kRunning) {
+      if (!change.HasTask(r.task_id)) {
+        strays = true;
+      } else if (const TaskRecord& t = change.Task(r.task_id); !IsLive(t.state) || t.node != node) {
+        strays = true;
+      }
+    }
+  }
+  EndUnreportedTasksLocked(node, reported, change);
+  if (ns.rec.status != NodeStatus::kReady || strays != ns.has_strays) {
+    NodeRecord rec = ns.rec;
+    if (rec.status != NodeStatus::kReady) {
+      change.Event(
+          "NodeReady", "node/" + node,
+          std::string("heartbeats resumed") + (strays ? "; stopping stray tasks first" : ""));
+    }
+    rec.status = NodeStatus::kReady;
+    rec.message = strays ? "stopping tasks it should not run; not schedulable until they end" : "";
+    change.PutNode(std::move(rec));
+    change.RequestSchedule();
+  }
+  return strays;
+}
+
+ApiResult<HeartbeatReply> AgentService::Heartbeat(const std::string& node,
+                                                  const HeartbeatRequest& req, Tick wait_ms) {
+  std::unique_lock lock(core_.mu);
+  auto& state = core_.state;
+  auto nit = state.nodes.find(node);
+  if (nit == state.nodes.end()) {
+    return std::unexpected(ApiErr(NotFound("node " + node + " is not registered")));
+  }
+  RegisteredNode& ns = nit->second;
+  ChangeBuilder change(state);
+  const bool strays = RecordHeartbeatLocked(ns, req, change);
+  if (auto s = core_.CommitLocked(change); !s) return std::unexpected(ApiErr(s.error()));
+  ns.has_strays = strays;
+
+  bool news = false;
+  HeartbeatReply reply = ReplyForLocked(node, req, &news);
+  if (!news && wait_ms > 0) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+    while (!news && !core_.stopping) {
+      if (core_.changed.wait_until(lock, deadline) == std::cv_status::timeout) break;
+      reply = ReplyForLocked(node, req, &news);
+    }
+    if (!news) reply = ReplyForLocked(node, req, &news);
+  }
+  if (auto again = state.nodes.find(node); again != state.nodes.end())
+    again->second.last_seen = core_.Now();
+  return reply;
+}
+
+ApiResult<NodesHeartbeatReply> AgentService::HeartbeatNodes(const NodesHeartbeatRequest& req,
+                                                            Tick wait_ms) {
+  std::unique_lock lock(core_.mu);
+  auto& state = core_.state;
+  NodesHeartbeatReply out;
+  ChangeBuilder change(state);
+  std::vector<std::pair<RegisteredNode*, bool>> strays;
+  for (const auto& [node, hb] : req.nodes) {
+    auto nit = state.nodes.find(node);
+    if (nit == state.nodes.end()) {
+      out.unknown.push_back(node);
+      continue;
+    }
+    strays.emplace_back(&nit->second, RecordHeartbeatLocked(nit->second, hb, change));
+  }
+  // One commit for all the nodes: a thousand emulated nodes cost one transaction, not 1,000.
+  if (auto s = core_.CommitLocked(change); !s) return std::unexpected(ApiErr(s.error()));
+  for (auto& [ns, has] : strays) ns->has_strays = has;
+
+  auto replies = [&] {
+    bool any = false;
+    out.nodes.clear();
+    for (const auto& [node, hb] : req.nodes) {
+      if (!state.nodes.contains(node)) continue;
+      bool news = false;
+      HeartbeatReply r = ReplyForLocked(node, hb, &news);
+      if (news || !r.run.empty() || !r.stop.empty() || !r.forget.empty()) {
+        out.nodes.emplace(node, std::move(r));
+      }
+      any |= news;
+    }
+    return any;
+  };
+  bool news = replies() || !out.unknown.empty();
+  if (!news && wait_ms > 0) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+    while (!news && !core_.stopping) {
+      if (core_.changed.wait_until(lock, deadline) == std::cv_status::timeout) break;
+      news = replies();
+    }
+    if (!news) replies();
+  }
+  const Tick now = core_.Now();
+  for (auto& [ns, has] : strays) ns->last_seen = now;
+  return out;
+}
+
+ApiResult<Json> AgentService::ReportTask(const std::string& node, const TaskReport& report) {
+  std::lock_guard lock(core_.mu);
+  auto& state = core_.state;
+  auto nit = state.nodes.find(node);
+  if (nit == state.nodes.end())
+    return std::unexpected(ApiErr(NotFound("node " + node + " is not registered")));
+  auto it = state.tasks.find(report.task_id);
+  if (it == state.tasks.end()) {
+    return std::unexpected(
+        ApiErr(NotFound("task " + std::to_string(report.task_id) + " not found")));
+  }
+  if (it->second.node != node) {
+    return std::unexpected(ApiErr(FailedPrecondition("task " + std::to_string(report.task_id) +
+                                                     " is assigned to " + it->second.node)));
+  }
+  const Tick now = core_.Now();
+  nit->second.last_seen = now;
+  ChangeBuilder change(state);
+  RecordTaskReport(change, node, report, now, state.awaiting_readoption);
+  if (auto s = core_.CommitLocked(change); !s) return std::unexpected(ApiErr(s.error()));
+  return TaskJson(state, state.tasks.at(report.task_id));
+}
+
+ApiResult<Json> AgentService::ReportTasks(const NodesHeartbeatRequest& reports) {
+  std::lock_guard lock(core_.mu);
+  auto& state = core_.state;
+  ChangeBuilder change(state);
+  std::size_t recorded = 0;
+  const Tick now = core_.Now();
+  for (const auto& [node, req] : reports.nodes) {
+    auto nit = state.nodes.find(node);
+    if (nit == state.nodes.end()) continue;
+    nit->second.last_seen = now;
+    for (const auto& r : req.tasks) {
+      // Ignores tasks that are not this node's.
+      RecordTaskReport(change, node, r, now, state.awaiting_readoption);
+      ++recorded;
+    }
+  }
+  // One commit for every exit of the batch.
+  if (auto s = core_.CommitLocked(change); !s) return std::unexpected(ApiErr(s.error()));
+  return Json{{"reports", recorded}};
+}
+
+TaskLaunch AgentService::LaunchOfLocked(const TaskRecord& t) const {
+  const JobState& job = core_.state.jobs.at(t.job_id);
+  const JobSpec& spec = job.spec;
+  TaskLaunch l;
+  l.task_id = t.id;
+  l.job = job.rec.name;
+  l.queue = job.rec.queue;
+  l.kind = job.rec.kind;
+  l.attempt = t.attempt;
+  l.rank = t.rank;
+  l.task_count = spec.TaskCount();
+  auto [role, role_rank] = spec.RoleOfRank(t.rank);
+  l.role = role->name;
+  l.role_rank = role_rank;
+  l.role_size = role->count;
+  l.processes = role->processes_per_worker;
+  int base = 0, world = 0;
+  int remaining = t.rank;
+  for (const auto& r : spec.roles) {
+    const int before = std::clamp(remaining, 0, r.count);
+    base += before * r.processes_per_worker;
+    remaining -= r.count;
+    world += r.count * r.processes_per_worker;
+  }
+  l.process_rank_base = base;
+  l.world_size = world;
+  l.gpus = t.gpus;
+  l.gpu_milli = t.gpu_milli;
+  l.command = role->command;
+  l.shell = spec.shell;
+  l.env = spec.env;
+  l.env["TESSERA_NODES"] = GangNodes(core_.state, job, t);
+  l.master_addr = t.master_addr;
+  l.master_port = t.master_port;
+  l.grace_period_seconds = spec.grace_period_seconds;
+  l.working_dir = spec.working_dir;
+  l.checkpoint_dir = spec.checkpoint_dir;
+  l.checkpoint_interval_seconds = spec.checkpoint_interval_seconds;
+  return l;
+}
+
+void AgentService::MarkLostLocked(const std::string& name, RegisteredNode& ns, Tick now) {
+  auto& state = core_.state;
+  ChangeBuilder change(state);
+  NodeRecord rec = ns.rec;
+  rec.status = NodeStatus::kLost;
+  rec.message = "no heartbeat for " + std::to_string((now - ns.last_seen) / 1000) + "s";
+  change.Event("NodeLost", "node/" + name, rec.message);
+  spdlog::warn("node {} lost: {}", name, rec.message);
+  change.PutNode(std::move(rec));
+  std::set<std::pair<std::int64_t, int>> units;
+  if (auto live = state.live_by_node.find(name); live != state.live_by_node.end()) {
+    for (auto id : live->second) {
+      auto& t = change.MutableTask(id);
+      t.state = TaskState::kLost;
+      t.finished_ms = now;
+      t.message = "node " + name + " lost (no heartbeat)";
+      units.insert({t.job_id, t.unit});
+      if (auto jit = state.jobs.find(t.job_id); jit != state.jobs.end()) {
+        change.Event("TaskLost", JobObject(jit->second.rec),
+                     "task " + std::to_string(id) + " (rank " + std::to_string(t.rank) +
+                         ") lost with node " + name);
+      }
+    }
+  }
+  for (const auto& [job_id, u] : units) {
+    if (auto jit = state.jobs.find(job_id); jit != state.jobs.end())
+      EvaluateUnit(change, jit->second, u, now);
+  }
+  change.RequestSchedule();
+  if (auto s = core_.CommitLocked(change); !s) {  // the node is retried on the next check
+    spdlog::error("marking node {} lost not committed: {}", name, s.error().message);
+  }
+}
+
+void AgentService::CheckLiveness() {
+  std::lock_guard lock(core_.mu);
+  const Tick now = core_.Now();
+  for (auto& [name, ns] : core_.state.nodes) {
+    if (ns.rec.status != NodeStatus::kReady ||
+        now - ns.last_seen <= core_.options().heartbeat_timeout_ms) {
+      continue;
+    }
+    MarkLostLocked(name, ns, now);
+  }
+}
+
+}  // namespace tessera

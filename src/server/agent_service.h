@@ -1,0 +1,59 @@
+// The agent protocol and node liveness: registration, heartbeats (one node, or every node an
+// agent emulates, in one commit and one long poll), task reports, the run/stop/forget lists
+// each agent gets back, and the check that marks silent nodes Lost and recovers their units.
+//
+// Thread-safety: every method takes the core's mutex; long polls wait on `changed`.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "server/api_error.h"
+#include "server/controller_core.h"
+#include "spec/protocol.h"
+
+namespace tessera {
+
+class AgentService {
+ public:
+  explicit AgentService(ControllerCore& core) : core_(core) {}
+
+  ApiResult<RegistrationReply> Register(const NodeRegistration& reg);
+  // Records the agent's view of its tasks and answers with what should run and stop there.
+  // When there is nothing new for the agent, waits up to `wait_ms` for something to change.
+  ApiResult<HeartbeatReply> Heartbeat(const std::string& node, const HeartbeatRequest& req,
+                                      Tick wait_ms);
+  // The same for every node one agent process emulates (--simulate-nodes): one commit, one
+  // long poll that ends when any of them has news.
+  ApiResult<NodesHeartbeatReply> HeartbeatNodes(const NodesHeartbeatRequest& req, Tick wait_ms);
+  ApiResult<nlohmann::json> ReportTask(const std::string& node, const TaskReport& report);
+  // Several task reports (exits) of the nodes one agent emulates, recorded in one commit; not
+  // a full view: tasks it does not mention are left as they are.
+  ApiResult<nlohmann::json> ReportTasks(const NodesHeartbeatRequest& reports);
+
+  // Marks nodes that missed the heartbeat timeout Lost and recovers their units.
+  void CheckLiveness();
+
+ private:
+  // Records one node's heartbeat into `change`; returns whether its agent runs tasks it
+  // should not (strays). REQUIRES: mu held.
+  bool RecordHeartbeatLocked(RegisteredNode& node, const HeartbeatRequest& req,
+                             ChangeBuilder& change);
+  // Live tasks of `node` its agent did not report: Stopping ones are Stopped (they never ran),
+  // Running ones Lost. REQUIRES: mu held.
+  void EndUnreportedTasksLocked(const std::string& node, const std::set<std::int64_t>& reported,
+                                ChangeBuilder& change);
+  // What `node`'s agent should run, stop and forget; `news` says whether any of it is new to
+  // the agent. REQUIRES: mu held.
+  HeartbeatReply ReplyForLocked(const std::string& node, const HeartbeatRequest& req,
+                                bool* news) const;
+  TaskLaunch LaunchOfLocked(const TaskRecord& task) const;
+  // Marks one node Lost with its live tasks, in one commit. REQUIRES: mu held.
+  void MarkLostLocked(const std::string& name, RegisteredNode& node, Tick now);
+
+  ControllerCore& core_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,52 @@
+// The state every part of the controller works on (the user API, the agent service, the
+// scheduling cycle), its one mutex, and the commit that makes a change durable before it is
+// applied to memory and its waiters are woken: watchers and long-polling agents on `changed`,
+// the scheduling loop on `wake_scheduler`. A failed commit leaves memory untouched.
+//
+// Thread-safety: members marked "under mu" are read and written with `mu` held.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+
+#include "core/status.h"
+#include "server/change_builder.h"
+#include "server/controller_options.h"
+#include "server/controller_state.h"
+#include "store/store.h"
+
+namespace tessera {
+
+class ControllerCore {
+ public:
+  // `store` is not owned and must outlive the core.
+  ControllerCore(Store* store, ControllerOptions options);
+
+  Store& store() { return *store_; }
+  const ControllerOptions& options() const { return options_; }
+  Tick Now() const { return options_.now(); }
+
+  // Loads everything from the store. REQUIRES: mu held, nothing loaded yet.
+  Status LoadLocked();
+
+  // Commits `change` and applies it to memory; wakes waiters. REQUIRES: mu held, `change`
+  // built over `state`.
+  Status CommitLocked(ChangeBuilder& change);
+
+  // Asks the scheduling loop for a cycle soon. REQUIRES: mu held.
+  void RequestScheduleLocked();
+
+  std::mutex mu;
+  std::condition_variable changed;         // any commit
+  std::condition_variable wake_scheduler;  // a cycle is wanted, or stopping
+  std::condition_variable wake_liveness;   // only on stopping
+  ControllerState state;                   // under mu
+  bool schedule_requested = true;          // under mu
+  bool stopping = false;                   // under mu
+
+ private:
+  Store* store_;
+  ControllerOptions options_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,88 @@
+// What the controller holds in memory: jobs with their units and tasks, registered nodes,
+// queues and the recent event log, as last committed to the Store. Changes reach it only
+// through ControllerState::Apply, after the store has committed them (change_builder.h).
+//
+// Thread-safety: none; ControllerCore's mutex guards it (controller_core.h).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/workload.h"
+#include "sched/quota/queue_tree.h"
+#include "spec/job_spec.h"
+#include "store/records.h"
+
+namespace tessera {
+
+class ChangeBuilder;
+
+struct JobState {
+  JobRecord rec;
+  JobSpec spec;
+  Workload workload;  // spec.ToWorkload(), built once; what the views describe
+  std::vector<UnitRecord> units;
+  std::vector<std::int64_t> tasks;  // every attempt, in creation order
+  // What the scheduler sees of each unit: the workload with this unit's scheduling id (a
+  // BatchJob's task is one unit of one task), its GPU models resolved against the cluster of
+  // `resolved_generation`. Immutable once built, so a snapshot may share them outside the lock.
+  std::uint32_t first_unit_id = 0;  // scheduling ids first_unit_id .. + units.size() - 1
+  std::vector<std::shared_ptr<const Workload>> unit_workloads;
+  std::uint64_t resolved_generation = 0;
+  // Why it is pending, as of the last cycle (not durable; rendered by the views).
+  std::uint64_t never_fits_generation = 0;  // node generation the reason was computed for
+  std::optional<std::string> never_fits;
+  bool waiting = false;    // in the last snapshot, pending and not bound
+  std::string blocked_by;  // unmet spec.dependencies as of the last cycle; empty: none
+};
+
+struct RegisteredNode {
+  NodeRecord rec;
+  Tick last_seen = 0;
+  bool has_strays = false;  // its agent runs tasks that must stop first
+
+  bool schedulable() const { return rec.status == NodeStatus::kReady && !has_strays; }
+};
+
+struct ControllerState {
+  std::map<std::int64_t, JobState> jobs;
+  std::map<std::pair<std::string, std::string>, std::int64_t> job_ids;  // (queue, name)
+  std::map<std::int64_t, TaskRecord> tasks;
+  std::map<std::string, std::set<std::int64_t>> live_by_node;
+  std::map<std::string, RegisteredNode> nodes;
+  std::map<std::string, QueueRecord> queues;
+  std::deque<EventRecord> events;
+  std::set<std::int64_t> active;               // jobs not finished
+  std::set<std::int64_t> awaiting_readoption;  // running at load, not yet reported since
+  std::uint64_t node_generation = 1;           // bumped when a node is added or changes shape
+  std::int64_t last_free_gpu_milli = 0;        // on schedulable nodes, after the last cycle
+  std::int64_t next_job_id = 1;
+  std::int64_t next_task_id = 1;
+  std::uint32_t next_unit_id = 0;  // scheduling ids (JobState::first_unit_id)
+  std::int64_t last_seq = 0;
+  std::uint64_t cycles = 0;
+  // With a queue tree: the tree of the last cycle, built against the registered capacity.
+  std::shared_ptr<const QueueTree> queue_tree;
+  // Why the scheduler cannot run now (its queue tree does not fit the registered nodes, or it
+  // cannot be built); empty when it can. Shown by /v1/status and /v1/healthz.
+  std::string scheduler_problem;
+  // Figures for GET /v1/status and the benchmark.
+  Tick started_ms = 0;
+  Tick load_ms = 0;
+  Tick first_decision_ms = -1;  // since start; -1 until the first bind
+  std::size_t loaded_jobs = 0;
+
+  std::optional<std::int64_t> FindJob(const std::string& queue, const std::string& name) const;
+  // Adds a job loaded or just committed; gives its units their scheduling ids.
+  void AddJob(JobState job);
+  // Applies a change the store has committed, with the events as the store numbered them.
+  void Apply(ChangeBuilder& change, std::vector<EventRecord> events, std::size_t events_in_memory);
+};
+
+}  // namespace tessera

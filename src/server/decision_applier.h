@@ -1,0 +1,51 @@
+// Applies one cycle's decisions, computed on a snapshot outside the controller's lock, to the
+// state as it is now: binds become Assigned tasks (with a rendezvous port per gang), preemptions
+// stop their victims. A decision whose subject changed since the snapshot is not applied:
+//  - dropped: its job was cancelled, held or purged, or its unit is no longer in the phase and
+//    attempt the snapshot saw (it ended, was restarted, or is being stopped);
+//  - deferred: a bind onto a node that is gone, not Ready or running strays, onto GPUs (or CPU,
+//    memory) taken meanwhile, or onto GPUs a preemption of this cycle frees only once its
+//    processes have exited.
+// Either way the unit stays pending for a later cycle.
+//
+// Pure: no clock, lock or I/O; `now` and the port salt are given. Thread-safety: none; runs
+// under ControllerCore's mutex.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sched/decision.h"
+#include "server/change_builder.h"
+#include "server/snapshot_builder.h"
+
+namespace tessera {
+
+struct AppliedDecisions {
+  int bound = 0;
+  int preempted = 0;
+  int unschedulable = 0;
+  int deferred = 0;
+  int dropped = 0;
+  // Why each decision not applied was dropped or deferred, for the log.
+  std::vector<std::string> not_applied;
+  // Jobs the scheduler found can never fit, with the reason (not durable).
+  std::vector<std::pair<std::int64_t, std::string>> never_fits;
+  // Jobs with a unit the snapshot saw pending that stays pending (not durable).
+  std::vector<std::int64_t> waiting;
+};
+
+// Adds the applied decisions to `change` (built over the current state). `port_salt` spreads
+// rendezvous ports per controller start.
+AppliedDecisions ApplyDecisions(const CycleSnapshot& snapshot, const Decisions& decisions,
+                                ChangeBuilder& change, Tick now, std::uint64_t port_salt);
+
+// The rendezvous port of one attempt of a job, in 20000..31999 (below Linux's ephemeral
+// range): spread by job, attempt and a salt drawn per controller start, so that two clusters
+// on one machine rarely hand their jobs the same ports.
+int MasterPortFor(std::int64_t job_id, int attempt, std::uint64_t salt);
+
+}  // namespace tessera

@@ -1,0 +1,290 @@
+#include "server/job_views.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <utility>
+
+#include "server/change_builder.h"
+#include "server/job_gates.h"
+#include "server/queue_view.h"
+#include "spec/document.h"
+#include "spec/protocol.h"
+
+namespace tessera {
+
+namespace api {
+
+namespace {
+
+constexpr std::array<std::pair<JobPhase, std::string_view>, 8> kJobPhases{{
+    {JobPhase::kPending, "Pending"},
+    {JobPhase::kRunning, "Running"},
+    {JobPhase::kStopping, "Stopping"},
+    {JobPhase::kRestarting, "Restarting"},
+    {JobPhase::kCancelling, "Cancelling"},
+    {JobPhase::kSucceeded, "Succeeded"},
+    {JobPhase::kFailed, "Failed"},
+    {JobPhase::kCancelled, "Cancelled"},
+}};
+
+}  // namespace
+
+std::string_view JobPhaseName(JobPhase phase) {
+  for (const auto& [p, name] : kJobPhases) {
+    if (p == phase) return name;
+  }
+  return "Unknown";
+}
+
+std::optional<JobPhase> ParseJobPhase(std::string_view name) {
+  for (const auto& [p, n] : kJobPhases) {
+    if (n == name) return p;
+  }
+  return std::nullopt;
+}
+
+std::string JobPhaseNames() {
+  std::string out;
+  for (const auto& [p, name] : kJobPhases) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
+
+}  // namespace api
+
+using Json = nlohmann::json;
+using api::JobPhase;
+
+std::string GpusText(double gpus) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", gpus);
+  return buf;
+}
+
+JobPhase JobPhaseOf(const JobState& job) {
+  bool any_running = false, any_stopping = false, restarting = false, all_final = true;
+  bool any_failed = false, any_cancelled = false;
+  for (const auto& u : job.units) {
+    switch (u.phase) {
+      case UnitPhase::kRunning:
+        any_running = true;
+        all_final = false;
+        break;
+      case UnitPhase::kStopping:
+        any_stopping = true;
+        restarting |= u.stop_target == UnitPhase::kPending;
+        all_final = false;
+        break;
+      case UnitPhase::kPending:
+        all_final = false;
+        break;
+      case UnitPhase::kFailed:
+        any_failed = true;
+        break;
+      case UnitPhase::kCancelled:
+        any_cancelled = true;
+        break;
+      case UnitPhase::kSucceeded:
+        break;
+    }
+  }
+  if (all_final) {
+    if (any_cancelled && job.rec.cancel_requested) return JobPhase::kCancelled;
+    return any_failed ? JobPhase::kFailed : JobPhase::kSucceeded;
+  }
+  if (job.rec.cancel_requested) return JobPhase::kCancelling;
+  if (any_stopping) return restarting && !any_running ? JobPhase::kRestarting : JobPhase::kStopping;
+  if (any_running) return JobPhase::kRunning;
+  return JobPhase::kPending;
+}
+
+Json TaskJson(const ControllerState& state, const TaskRecord& t) {
+  Json j = {{"id", t.id},
+            {"rank", t.rank},
+            {"attempt", t.attempt},
+            {"node", t.node},
+            {"gpus", t.gpus},
+            {"state", std::string(TaskStateName(t.state))},
+            {"exitCode", t.exit_code},
+            {"signal", t.signal},
+            {"pid", t.pid},
+            {"createdMs", t.created_ms},
+            {"startedMs", t.started_ms},
+            {"finishedMs", t.finished_ms},
+            {"masterAddr", t.master_addr},
+            {"masterPort", t.master_port}};
+  if (t.gpu_milli < kMilliPerGpu && !t.gpus.empty()) j["gpuMilli"] = t.gpu_milli;
+  if (!t.message.empty()) j["message"] = t.message;
+  auto n = state.nodes.find(t.node);
+  if (n != state.nodes.end() && n->second.rec.simulated) j["simulatedGpus"] = true;
+  return j;
+}
+
+namespace {
+
+// Why a pending job (or a batch job with tasks still pending) is not running; empty if the
+// last cycle did not say.
+std::string PendingMessage(const ControllerState& state, const JobState& job) {
+  if (job.never_fits) return "unschedulable: " + *job.never_fits;
+  if (!job.waiting) return "";
+  const bool tasks = job.spec.IndependentTasks();
+  const std::int64_t need =
+      tasks ? job.workload.groups[0].shape.Total().gpu_milli : job.workload.TotalGpuMilli();
+  return "waiting for capacity: needs " + GpusText(static_cast<double>(need) / kMilliPerGpu) +
+         " GPU(s)" + (tasks ? " per task" : " in one gang") + "; " +
+         GpusText(static_cast<double>(state.last_free_gpu_milli) / kMilliPerGpu) +
+         " free on schedulable nodes (or jobs ahead in the queue)";
+}
+
+}  // namespace
+
+Json JobSummary(const ControllerState& state, const JobState& job) {
+  const Workload& w = job.workload;
+  int attempt = 0, restarts = 0, running = 0;
+  Tick started = 0;
+  std::string message = job.rec.message;
+  for (const auto& u : job.units) {
+    attempt = std::max(attempt, u.attempt);
+    restarts += u.restarts;
+    if (u.first_started_ms > 0 && (started == 0 || u.first_started_ms < started))
+      started = u.first_started_ms;
+    if (message.empty() && !u.message.empty() && !IsFinal(u.phase)) message = u.message;
+  }
+  for (auto tid : job.tasks) running += state.tasks.at(tid).state == TaskState::kRunning;
+  const JobPhase phase = JobPhaseOf(job);
+  const bool held = job.rec.held && job.rec.finished_ms == 0 && phase == JobPhase::kPending;
+  if (held) {
+    message = "held: `tessera release " + job.rec.name + "` lets it be scheduled";
+  } else if (phase == JobPhase::kPending && !job.blocked_by.empty()) {
+    message = job.blocked_by;
+  } else if (job.rec.finished_ms == 0 && (phase == JobPhase::kPending ||
+                                          (phase == JobPhase::kRunning && job.units.size() > 1))) {
+    if (std::string pending = PendingMessage(state, job); !pending.empty()) message = pending;
+  }
+  Json j = {{"id", job.rec.id},
+            {"name", job.rec.name},
+            {"queue", job.rec.queue},
+            {"kind", job.rec.kind},
+            {"phase", std::string(api::JobPhaseName(phase))},
+            {"priority", job.spec.priority},
+            {"tasks", w.TaskCount()},
+            {"runningTasks", running},
+            {"gpus", static_cast<double>(w.TotalGpuMilli()) / kMilliPerGpu},
+            {"attempt", attempt},
+            {"restarts", restarts},
+            {"maxRestarts", job.spec.max_restarts},
+            {"submitTimeMs", job.rec.submit_ms},
+            {"startTimeMs", started},
+            {"finishTimeMs", job.rec.finished_ms}};
+  if (held) j["reason"] = "Held";
+  if (!held && phase == JobPhase::kPending && !job.blocked_by.empty()) j["reason"] = "Dependency";
+  if (phase == JobPhase::kFailed) {
+    if (auto reason = FailureReasonOf(job.rec.message)) j["reason"] = *reason;
+  }
+  if (!message.empty()) j["message"] = message;
+  if (!job.spec.user.empty()) j["user"] = job.spec.user;
+  return j;
+}
+
+Json JobDetail(const ControllerState& state, const JobState& job) {
+  Json j = JobSummary(state, job);
+  j["spec"] = JobSpecToJson(job.spec);
+  Json units = Json::array();
+  for (const auto& u : job.units) {
+    Json uj = {{"unit", u.unit},
+               {"phase", std::string(UnitPhaseName(u.phase))},
+               {"attempt", u.attempt},
+               {"restarts", u.restarts},
+               {"pendingSinceMs", u.pending_since_ms},
+               {"startedMs", u.started_ms},
+               {"finishedMs", u.finished_ms},
+               {"exitCode", u.exit_code}};
+    if (u.phase == UnitPhase::kStopping)
+      uj["stopTarget"] = std::string(UnitPhaseName(u.stop_target));
+    if (!u.message.empty()) uj["message"] = u.message;
+    units.push_back(std::move(uj));
+  }
+  j["units"] = std::move(units);
+  Json tasks = Json::array();
+  for (auto tid : job.tasks) tasks.push_back(TaskJson(state, state.tasks.at(tid)));
+  j["taskList"] = std::move(tasks);
+  Json events = Json::array();
+  const std::string object = JobObject(job.rec);
+  for (const auto& e : state.events) {
+    if (e.object == object) {
+      events.push_back(
+          {{"seq", e.seq}, {"timeMs", e.time_ms}, {"type", e.type}, {"message", e.message}});
+    }
+  }
+  j["events"] = std::move(events);
+  return j;
+}
+
+Json NodesView(const ControllerState& state, Tick now) {
+  Json out = Json::array();
+  for (const auto& [name, ns] : state.nodes) {
+    std::int64_t used_milli = 0;
+    int tasks = 0;
+    if (auto live = state.live_by_node.find(name); live != state.live_by_node.end()) {
+      for (auto id : live->second) {
+        const TaskRecord& t = state.tasks.at(id);
+        used_milli += static_cast<std::int64_t>(t.gpus.size()) * t.gpu_milli;
+        ++tasks;
+      }
+    }
+    Json gpus = Json::array();
+    if (auto parsed = ParseJson(ns.rec.gpus_json)) gpus = *parsed;
+    Json j = {{"name", name},
+              {"status", std::string(NodeStatusName(ns.rec.status))},
+              {"schedulable", ns.schedulable()},
+              {"address", ns.rec.address},
+              {"agentUrl", ns.rec.agent_url},
+              {"gpuModel", ns.rec.gpu_model},
+              {"gpuCount", ns.rec.gpu_count},
+              {"gpusAllocated", static_cast<double>(used_milli) / kMilliPerGpu},
+              {"simulated", ns.rec.simulated},
+              {"cpuMilli", ns.rec.cpu_milli},
+              {"memoryMiB", ns.rec.memory_mib},
+              {"liveTasks", tasks},
+              {"lastHeartbeatAgoMs", now - ns.last_seen},
+              {"registeredMs", ns.rec.registered_ms},
+              {"version", ns.rec.version},
+              {"gpus", gpus}};
+    if (!ns.rec.message.empty()) j["message"] = ns.rec.message;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+Json QueuesView(const ControllerState& state, const QueueTreeSpec* tree,
+                const Resources& capacity) {
+  std::map<std::string, QueueUsage> usage;
+  for (const auto& [name, q] : state.queues) usage[name];
+  for (const auto& [id, job] : state.jobs) {
+    QueueUsage& u = usage[job.rec.queue];
+    if (job.rec.finished_ms != 0) {
+      ++u.finished_jobs;
+    } else if (JobPhaseOf(job) == JobPhase::kPending) {
+      ++u.pending_jobs;
+      u.pending_gpu_milli += job.workload.TotalGpuMilli();
+    } else {
+      ++u.active_jobs;
+    }
+    for (auto tid : job.tasks) {
+      const TaskRecord& t = state.tasks.at(tid);
+      if (IsLive(t.state))
+        u.allocated += {t.cpu_milli, t.memory_mib, std::ssize(t.gpus) * t.gpu_milli};
+    }
+  }
+  return QueueRows(tree, state.queue_tree.get(), capacity, usage);
+}
+
+Json EventJson(const EventRecord& e) {
+  return {{"seq", e.seq},
+          {"timeMs", e.time_ms},
+          {"type", e.type},
+          {"object", e.object},
+          {"message", e.message}};
+}
+
+}  // namespace tessera

@@ -1,0 +1,90 @@
+#include "server/scheduling_cycle.h"
+
+#include <spdlog/spdlog.h>
+
+#include "server/job_limits.h"
+
+namespace tessera {
+
+SchedulingCycle::SchedulingCycle(ControllerCore& core, std::uint64_t port_salt)
+    : core_(core), port_salt_(port_salt), scheduler_(core.options()) {}
+
+std::string CycleRecordMessage(Tick clock, std::uint64_t seed, const AppliedDecisions& a) {
+  return "clock=" + std::to_string(clock) + " seed=" + std::to_string(seed) +
+         " bound=" + std::to_string(a.bound) + " preempted=" + std::to_string(a.preempted) +
+         " unschedulable=" + std::to_string(a.unschedulable) +
+         " deferred=" + std::to_string(a.deferred) + " dropped=" + std::to_string(a.dropped);
+}
+
+std::optional<CycleSnapshot> SchedulingCycle::SnapshotLocked(const Scheduler** scheduler) {
+  ControllerState& state = core_.state;
+  const std::uint64_t seed = ++state.cycles;
+  if (!cluster_.cluster || cluster_.generation != state.node_generation)
+    cluster_ = BuildCycleCluster(state);
+  RefreshSchedulingWorkloads(state, cluster_);
+  ApplyDependenciesLocked(core_);
+  for (auto id : state.active) state.jobs.at(id).waiting = false;
+  CycleSnapshot snapshot = BuildCycleSnapshot(state, cluster_, core_.Now(), seed, versions_);
+  for (const auto& problem : snapshot.problems) spdlog::warn("scheduling cycle: {}", problem);
+  if (snapshot.snap.jobs.empty()) return std::nullopt;
+  auto built = scheduler_.For(ClusterCapacity(*cluster_.cluster));
+  state.queue_tree = scheduler_.queue_tree();
+  state.scheduler_problem = scheduler_.problem();
+  if (!built) return std::nullopt;
+  *scheduler = *built;
+  return snapshot;
+}
+
+int SchedulingCycle::ApplyLocked(const CycleSnapshot& snapshot, const Decisions& decisions) {
+  ControllerState& state = core_.state;
+  ChangeBuilder change(state);
+  const Tick now = core_.Now();
+  const AppliedDecisions applied = ApplyDecisions(snapshot, decisions, change, now, port_salt_);
+  for (const auto& why : applied.not_applied) spdlog::debug("scheduling cycle: {}", why);
+  if (!decisions.empty()) {
+    change.Event("SchedulingCycle", "cycle/" + std::to_string(snapshot.snap.seed),
+                 CycleRecordMessage(snapshot.snap.now, snapshot.snap.seed, applied),
+                 snapshot.snap.now);
+  }
+  // Why pending units stay pending, for the views (not durable).
+  for (const auto& [job_id, reason] : applied.never_fits) {
+    if (auto it = state.jobs.find(job_id); it != state.jobs.end()) {
+      it->second.never_fits = reason;
+      it->second.never_fits_generation = snapshot.cluster.generation;
+    }
+  }
+  for (auto job_id : applied.waiting) {
+    if (auto it = state.jobs.find(job_id); it != state.jobs.end()) it->second.waiting = true;
+  }
+  state.last_free_gpu_milli = snapshot.working->free_gpu_milli();
+  if (auto s = core_.CommitLocked(change); !s) {
+    spdlog::error("scheduling cycle {} not committed: {}", snapshot.snap.seed, s.error().message);
+    return 0;
+  }
+  if (applied.bound > 0 && state.first_decision_ms < 0)
+    state.first_decision_ms = now - state.started_ms;
+  return applied.bound;
+}
+
+int SchedulingCycle::Run() {
+  using Clock = std::chrono::steady_clock;
+  std::lock_guard cycle(cycle_mu_);
+  const Scheduler* scheduler = nullptr;
+  std::optional<CycleSnapshot> snapshot;
+  auto start = Clock::now();
+  {
+    std::lock_guard lock(core_.mu);
+    snapshot = SnapshotLocked(&scheduler);
+  }
+  last_locked_ = Clock::now() - start;
+  if (!snapshot) return 0;
+  // Outside the lock: submissions, heartbeats and views go on while the scheduler decides.
+  const Decisions decisions = scheduler->Schedule(snapshot->snap, *snapshot->working);
+  start = Clock::now();
+  std::lock_guard lock(core_.mu);
+  const int bound = ApplyLocked(*snapshot, decisions);
+  last_locked_ += Clock::now() - start;
+  return bound;
+}
+
+}  // namespace tessera

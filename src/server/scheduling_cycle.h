@@ -1,0 +1,57 @@
+// One scheduling cycle of the controller, on the real clock:
+//   1. under the core's lock: refresh the cluster and the jobs' scheduling workloads, and take
+//      a snapshot (snapshot_builder.h);
+//   2. without the lock: run the long-lived Scheduler on it (live_scheduler.h), so the API and
+//      the agents are answered meanwhile;
+//   3. under the lock again: apply the decisions to the state as it is then, dropping or
+//      deferring those whose jobs, units, nodes or GPUs changed (decision_applier.h), and
+//      commit them in one change with a SchedulingCycle event that records the cycle's clock
+//      and seed, so the cycle can be replayed.
+//
+// Thread-safety: Run is thread-safe; cycles run one at a time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "server/controller_core.h"
+#include "server/decision_applier.h"
+#include "server/live_scheduler.h"
+#include "server/snapshot_builder.h"
+
+namespace tessera {
+
+class SchedulingCycle {
+ public:
+  // `port_salt` spreads rendezvous ports per controller start.
+  SchedulingCycle(ControllerCore& core, std::uint64_t port_salt);
+
+  // Runs one cycle; returns the number of units bound.
+  int Run();
+  // How long the last cycle held the core's lock (snapshot and apply together).
+  std::chrono::steady_clock::duration last_locked() const { return last_locked_; }
+
+ private:
+  // Step 1; nullopt when there is nothing to schedule or the scheduler cannot run.
+  // REQUIRES: mu held.
+  std::optional<CycleSnapshot> SnapshotLocked(const Scheduler** scheduler);
+  // Step 3. REQUIRES: mu held.
+  int ApplyLocked(const CycleSnapshot& snapshot, const Decisions& decisions);
+
+  ControllerCore& core_;
+  std::uint64_t port_salt_;
+  std::mutex cycle_mu_;  // one cycle at a time; held across the three steps
+  LiveScheduler scheduler_;
+  CycleCluster cluster_;
+  std::shared_ptr<std::uint64_t> versions_ = std::make_shared<std::uint64_t>(0);
+  std::chrono::steady_clock::duration last_locked_{};
+};
+
+// The message of a cycle's SchedulingCycle event: its clock, seed and counts, in a fixed form
+// that `tessera sim` can read back: "clock=MS seed=N bound=N preempted=N unschedulable=N
+// deferred=N dropped=N".
+std::string CycleRecordMessage(Tick clock, std::uint64_t seed, const AppliedDecisions& applied);
+
+}  // namespace tessera

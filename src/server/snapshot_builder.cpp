@@ -1,0 +1,159 @@
+#include "server/snapshot_builder.h"
+
+#include "sched/placement/task_placer.h"
+#include "server/job_gates.h"
+
+namespace tessera {
+
+namespace {
+
+// Whether the scheduler sees `job` at all: active, not held, its dependencies met, with a
+// unit pending or running.
+bool Schedulable(const JobState& job) {
+  if (job.rec.held || job.rec.finished_ms != 0 || !job.blocked_by.empty()) return false;
+  for (const auto& u : job.units) {
+    if (u.phase == UnitPhase::kPending || u.phase == UnitPhase::kRunning) return true;
+  }
+  return false;
+}
+
+TaskPlacement PlacementOf(const TaskRecord& t, NodeId node) {
+  TaskPlacement tp;
+  tp.node = node;
+  for (int g : t.gpus) tp.gpu_mask |= static_cast<std::uint16_t>(1U << g);
+  tp.gpu_milli = t.gpus.empty() ? 0 : t.gpu_milli;
+  tp.cpu_milli = t.cpu_milli;
+  tp.memory_mib = t.memory_mib;
+  return tp;
+}
+
+using UnitPlacements = std::map<std::pair<std::int64_t, int>, Placement>;
+
+// Takes every live task's resources in `working` and marks unschedulable nodes unhealthy;
+// returns the placements of the units holding them, in rank order.
+UnitPlacements TakeLiveTasks(const ControllerState& state, const CycleCluster& cluster,
+                             ClusterState& working, std::vector<std::string>& problems) {
+  UnitPlacements placements;
+  for (const auto& [name, ids] : state.live_by_node) {
+    auto nid = cluster.ids.find(name);
+    if (nid == cluster.ids.end()) continue;
+    for (auto id : ids) {
+      const TaskRecord& t = state.tasks.at(id);
+      const TaskPlacement tp = PlacementOf(t, nid->second);
+      if (!working.Apply({tp})) {
+        problems.push_back("task " + std::to_string(id) + " does not fit its node " + name +
+                           " in the rebuilt state");
+      }
+      placements[{t.job_id, t.unit}].push_back(tp);
+    }
+  }
+  for (const auto& [name, node] : state.nodes) {
+    auto nid = cluster.ids.find(name);
+    if (nid != cluster.ids.end() && !node.schedulable()) working.SetHealthy(nid->second, false);
+  }
+  return placements;
+}
+
+}  // namespace
+
+CycleCluster BuildCycleCluster(const ControllerState& state) {
+  CycleCluster out;
+  auto cluster = std::make_shared<Cluster>();
+  for (const auto& [name, node] : state.nodes) {
+    auto id = cluster->AddNode(name, node.rec.gpu_model, node.rec.gpu_count, node.rec.cpu_milli,
+                               node.rec.memory_mib);
+    if (!id) continue;
+    out.node_names.push_back(name);
+    out.ids[name] = *id;
+  }
+  out.cluster = std::move(cluster);
+  out.generation = state.node_generation;
+  return out;
+}
+
+void RefreshSchedulingWorkloads(ControllerState& state, const CycleCluster& cluster) {
+  const bool have_nodes = cluster.cluster->node_count() > 0;
+  for (auto id : state.active) {
+    JobState& job = state.jobs.at(id);
+    if (!Schedulable(job)) continue;
+    const bool tasks = job.spec.IndependentTasks();
+    if (job.resolved_generation != cluster.generation || job.unit_workloads.empty()) {
+      Workload resolved = job.workload;
+      ResolveGpuModels(cluster.cluster->models(), resolved);
+      if (tasks) resolved.groups[0].count = 1;  // each task of a BatchJob is scheduled alone
+      job.unit_workloads.clear();
+      const std::size_t units = tasks ? job.units.size() : 1;
+      for (std::size_t u = 0; u < units; ++u) {
+        auto w = std::make_shared<Workload>(resolved);
+        w->id = JobId(job.first_unit_id + static_cast<std::uint32_t>(u));
+        job.unit_workloads.push_back(std::move(w));
+      }
+      job.resolved_generation = cluster.generation;
+    }
+    if (job.never_fits_generation != cluster.generation) {
+      job.never_fits =
+          have_nodes ? NeverFitsReason(*cluster.cluster, *job.unit_workloads[0]) : std::nullopt;
+      job.never_fits_generation = cluster.generation;
+    }
+  }
+}
+
+std::optional<std::size_t> CycleSnapshot::IndexOf(JobId id) const {
+  auto it = index_.find(id.value);
+  if (it == index_.end()) return std::nullopt;
+  return it->second;
+}
+
+CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluster& cluster,
+                                 Tick now, std::uint64_t seed,
+                                 std::shared_ptr<std::uint64_t> versions) {
+  CycleSnapshot out;
+  out.cluster = cluster;
+  out.working = std::make_unique<ClusterState>(*cluster.cluster, std::move(versions));
+  const auto placements = TakeLiveTasks(state, cluster, *out.working, out.problems);
+  Snapshot& snap = out.snap;
+  snap.now = now;
+  snap.seed = seed;
+  for (auto id : state.active) {
+    const JobState& job = state.jobs.at(id);
+    if (!Schedulable(job) || job.unit_workloads.empty()) continue;
+    int free_slots = FreeParallelismSlots(job.spec, job.units);  // BatchJob spec.parallelism
+    for (const auto& unit : job.units) {
+      const bool pending = unit.phase == UnitPhase::kPending;
+      if (!pending && unit.phase != UnitPhase::kRunning) continue;
+      if (pending && free_slots-- <= 0) continue;
+      const auto& w =
+          job.unit_workloads[job.spec.IndependentTasks() ? static_cast<std::size_t>(unit.unit) : 0];
+      if (pending) {
+        if (job.never_fits) continue;
+        snap.jobs.push_back(JobView{w.get(), JobPhase::kPending, {}, 0, 0, 0, 0});
+      } else {
+        auto pit = placements.find({id, unit.unit});
+        if (pit == placements.end()) continue;
+        // Its last checkpoint, estimated from the spec's checkpoint.intervalSeconds (the program
+        // gets it as TESSERA_CHECKPOINT_INTERVAL_SECONDS); unknown: everything since the start.
+        const Tick interval = w->checkpoint_interval;
+        const Tick saved =
+            interval > 0 ? LastCheckpointAt(unit.started_ms, now, interval) : unit.started_ms;
+        snap.jobs.push_back(
+            JobView{w.get(), JobPhase::kRunning, pit->second, unit.started_ms, 0, 0, saved});
+      }
+      out.index_[w->id.value] = out.units.size();
+      out.units.push_back({id, unit.unit, unit.attempt, unit.phase});
+      out.workloads.push_back(w);
+    }
+  }
+  // Gangs being stopped still hold their GPUs in `working`; the scheduler may count them as
+  // soon free (priority preemption does, so a preemptor waiting for its victims preempts no
+  // one else).
+  for (auto id : state.active) {
+    for (const auto& unit : state.jobs.at(id).units) {
+      if (unit.phase != UnitPhase::kStopping) continue;
+      if (auto pit = placements.find({id, unit.unit}); pit != placements.end())
+        snap.releasing.push_back(pit->second);
+    }
+  }
+  return out;
+}
+
+}  // namespace tessera

@@ -1,0 +1,73 @@
+// What a scheduling cycle hands to Scheduler::Schedule, built from the controller's state:
+// the cluster of registered nodes, a working ClusterState with every live task's GPUs taken
+// and unschedulable nodes marked unhealthy, and a Snapshot with one JobView per pending or
+// running unit. The snapshot owns (shares) every workload its views point at, so the cycle
+// runs Schedule on it after the controller's lock is released.
+//
+// BuildCycleSnapshot is pure: no clock, lock or I/O; the same state gives the same snapshot.
+// Thread-safety: none; the state is read under ControllerCore's mutex.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/cluster_state.h"
+#include "sched/snapshot.h"
+#include "server/controller_state.h"
+
+namespace tessera {
+
+// The registered nodes (in name order) as the scheduler's Cluster; rebuilt only when a node
+// is added or changes shape (ControllerState::node_generation).
+struct CycleCluster {
+  std::shared_ptr<const Cluster> cluster;
+  std::vector<std::string> node_names;  // by NodeId
+  std::map<std::string, NodeId> ids;
+  std::uint64_t generation = 0;  // the node generation it was built from
+};
+CycleCluster BuildCycleCluster(const ControllerState& state);
+
+// Gives every job the scheduler may see its unit workloads with GPU models resolved against
+// `cluster`, and, once per node generation, the reason it can never fit (none without nodes).
+// Touches only JobState's scheduling fields (not durable).
+void RefreshSchedulingWorkloads(ControllerState& state, const CycleCluster& cluster);
+
+// A unit as the snapshot saw it; the decision applier checks it has not changed since.
+struct SnapshotUnit {
+  std::int64_t job_id = 0;
+  int unit = 0;
+  int attempt = 0;
+  UnitPhase phase = UnitPhase::kPending;
+};
+
+struct CycleSnapshot {
+  CycleCluster cluster;
+  std::unique_ptr<ClusterState> working;  // over *cluster.cluster
+  Snapshot snap;
+  std::vector<std::shared_ptr<const Workload>> workloads;  // what snap.jobs point at
+  std::vector<SnapshotUnit> units;                         // parallel to snap.jobs
+  std::vector<std::string> problems;  // live tasks that did not fit the rebuilt state
+
+  // The index in snap.jobs of the view whose workload has scheduling id `id`.
+  std::optional<std::size_t> IndexOf(JobId id) const;
+
+ private:
+  friend CycleSnapshot BuildCycleSnapshot(const ControllerState&, const CycleCluster&, Tick,
+                                          std::uint64_t, std::shared_ptr<std::uint64_t>);
+  std::unordered_map<std::uint32_t, std::size_t> index_;
+};
+
+// The snapshot of `state` at `now`; `seed` is the cycle's. `versions` is the node-version
+// source shared by every working state the caller's Scheduler sees (core/cluster_state.h).
+// REQUIRES: RefreshSchedulingWorkloads(state, cluster) since the state last changed.
+CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluster& cluster,
+                                 Tick now, std::uint64_t seed,
+                                 std::shared_ptr<std::uint64_t> versions);
+
+}  // namespace tessera

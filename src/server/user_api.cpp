@@ -1,0 +1,384 @@
+#include "server/user_api.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "server/job_gates.h"
+#include "server/job_object.h"
+#include "server/unit_lifecycle.h"
+#include "spec/document.h"
+#include "spec/text.h"
+
+namespace tessera {
+
+namespace {
+
+using Json = nlohmann::json;
+
+ApiError JobNotFound(const std::string& queue, const std::string& name) {
+  return ApiErr(NotFound("job " + QualifiedName(queue, name) + " not found"));
+}
+
+}  // namespace
+
+ApiResult<Json> UserApi::Submit(std::string_view text, bool hold, bool queue_anyway) {
+  std::vector<FieldError> fields;
+  auto spec = ParseJobSpec(text, &fields);
+  if (!spec) return std::unexpected(ApiError{spec.error(), fields});
+  if (!leaf_queues_.empty() && !leaf_queues_.contains(spec->queue)) {
+    std::string leaves;
+    for (const auto& q : leaf_queues_) leaves += (leaves.empty() ? "" : ", ") + q;
+    FieldError f{"metadata.queue", "'" + spec->queue + "' is not a leaf queue of the queue tree (" +
+                                       core_.options().queues_source + "): one of " + leaves};
+    return std::unexpected(ApiError{InvalidArgument(f.ToString()).error(), {f}});
+  }
+  std::shared_ptr<const Cluster> registered;
+  if (!queue_anyway) {
+    std::lock_guard lock(core_.mu);
+    registered = RegisteredClusterLocked();
+  }
+  if (auto f = queue_anyway ? std::nullopt : NeverFitsAtSubmit(*registered, *spec)) {
+    f->reason +=
+        "; it can never run on the registered nodes (`tessera submit --queue-anyway` "
+        "queues it until such nodes register)";
+    return std::unexpected(ApiError{FailedPrecondition(f->ToString()).error(), {*f}});
+  }
+  auto req = std::make_shared<SubmitRequest>();
+  req->spec = std::move(*spec);
+  req->hold = hold;
+  std::unique_lock q(submit_mu_);
+  submit_queue_.push_back(req);
+  while (!req->result) {
+    if (submit_leader_) {
+      submit_cv_.wait(q);
+      continue;
+    }
+    // Lead one group commit for everything queued so far, this request included.
+    submit_leader_ = true;
+    std::vector<std::shared_ptr<SubmitRequest>> batch;
+    batch.swap(submit_queue_);
+    q.unlock();
+    auto results = CommitSubmissions(batch);
+    q.lock();
+    for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->result = std::move(results[i]);
+    submit_leader_ = false;
+    submit_cv_.notify_all();
+  }
+  return std::move(*req->result);
+}
+
+std::shared_ptr<const Cluster> UserApi::RegisteredClusterLocked() {
+  return fit_cluster_.Get(core_.state.node_generation, [&](Cluster& cluster) {
+    for (const auto& [name, node] : core_.state.nodes) {
+      (void)cluster.AddNode(name, node.rec.gpu_model, node.rec.gpu_count, node.rec.cpu_milli,
+                            node.rec.memory_mib);
+    }
+  });
+}
+
+void UserApi::AddJobLocked(const JobSpec& spec, bool hold, std::int64_t id, ChangeBuilder& change,
+                           std::set<std::string>& new_queues) {
+  const Tick now = core_.Now();
+  JobState job;
+  job.rec.id = id;
+  job.rec.queue = spec.queue;
+  job.rec.name = spec.name;
+  job.rec.kind = std::string(KindName(spec.kind));
+  job.rec.spec_json = DumpJson(JobSpecToJson(spec));
+  job.rec.submit_ms = now;
+  job.rec.held = hold;
+  const int units = spec.IndependentTasks() ? spec.TaskCount() : 1;
+  for (int u = 0; u < units; ++u) {
+    UnitRecord unit;
+    unit.job_id = id;
+    unit.unit = u;
+    unit.phase = UnitPhase::kPending;
+    unit.pending_since_ms = now;
+    job.units.push_back(unit);
+  }
+  if (!core_.state.queues.contains(spec.queue) && new_queues.insert(spec.queue).second) {
+    change.PutQueue({spec.queue, now});
+  }
+  job.spec = spec;
+  job.workload = spec.ToWorkload();
+  job.workload.submit = now;
+  change.Event("JobSubmitted", JobObject(job.rec),
+               job.rec.kind + " with " + std::to_string(job.workload.TaskCount()) + " task(s), " +
+                   GpusText(static_cast<double>(job.workload.TotalGpuMilli()) / kMilliPerGpu) +
+                   " GPU(s)" + (hold ? ", held" : ""));
+  change.AddNewJob(std::move(job));
+  if (!hold) change.RequestSchedule();
+}
+
+std::vector<ApiResult<Json>> UserApi::CommitSubmissions(
+    const std::vector<std::shared_ptr<SubmitRequest>>& batch) {
+  std::lock_guard lock(core_.mu);
+  auto& state = core_.state;
+  std::vector<ApiResult<Json>> results(batch.size(),
+                                       std::unexpected(ApiErr(Internal("not committed"))));
+  auto duplicate = [](const JobSpec& spec) {
+    return std::unexpected(ApiErr(AlreadyExists("metadata.name: a job named " + Quote(spec.name) +
+                                                " already exists in queue " + Quote(spec.queue) +
+                                                " (cancel and purge it, or choose another name)")));
+  };
+  ChangeBuilder change(state);
+  std::set<std::string> new_queues;
+  std::set<std::pair<std::string, std::string>> names;
+  std::vector<std::pair<std::size_t, std::int64_t>> accepted;  // (request, job id)
+  std::int64_t id = state.next_job_id;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const JobSpec& spec = batch[i]->spec;
+    if (state.FindJob(spec.queue, spec.name) || !names.insert({spec.queue, spec.name}).second) {
+      results[i] = duplicate(spec);
+      continue;
+    }
+    if (auto missing = MissingDependency(spec, [&](const JobDependency& d) {
+          return state.FindJob(d.queue, d.name) || names.contains({d.queue, d.name});
+        })) {
+      results[i] = std::unexpected(ApiErr(InvalidArgument(*missing)));
+      names.erase({spec.queue, spec.name});
+      continue;
+    }
+    AddJobLocked(spec, batch[i]->hold, id, change, new_queues);
+    accepted.emplace_back(i, id++);
+  }
+  if (accepted.empty()) return results;
+  if (auto s = core_.CommitLocked(change); s) {
+    for (const auto& [i, job_id] : accepted) results[i] = JobSummary(state, state.jobs.at(job_id));
+    return results;
+  }
+  // The batch failed as a whole: try each on its own, so that one cannot fail the others.
+  for (const auto& [i, unused] : accepted) {
+    ChangeBuilder one(state);
+    std::set<std::string> queues;
+    const std::int64_t job_id = state.next_job_id;
+    AddJobLocked(batch[i]->spec, batch[i]->hold, job_id, one, queues);
+    if (auto s = core_.CommitLocked(one); !s) {
+      results[i] = std::unexpected(ApiErr(s.error()));
+    } else {
+      results[i] = JobSummary(state, state.jobs.at(job_id));
+    }
+  }
+  return results;
+}
+
+ApiResult<Json> UserApi::GetJob(const std::string& queue, const std::string& name) {
+  std::lock_guard lock(core_.mu);
+  auto id = core_.state.FindJob(queue, name);
+  if (!id) return std::unexpected(JobNotFound(queue, name));
+  return JobDetail(core_.state, core_.state.jobs.at(*id));
+}
+
+Json UserApi::ListJobs(const JobFilter& filter) {
+  std::lock_guard lock(core_.mu);
+  Json out = Json::array();
+  for (const auto& [id, job] : core_.state.jobs) {
+    if (!filter.queue.empty() && job.rec.queue != filter.queue) continue;
+    if (!filter.name.empty() && job.rec.name != filter.name) continue;
+    if (filter.phase && JobPhaseOf(job) != *filter.phase) continue;
+    out.push_back(filter.objects ? ResubmittableJob(job.spec, JobSummary(core_.state, job))
+                                 : JobSummary(core_.state, job));
+    if (filter.limit > 0 && out.size() >= filter.limit) break;
+  }
+  return out;
+}
+
+ApiResult<Json> UserApi::Cancel(const std::string& queue, const std::string& name) {
+  std::lock_guard lock(core_.mu);
+  auto& state = core_.state;
+  auto id = state.FindJob(queue, name);
+  if (!id) return std::unexpected(JobNotFound(queue, name));
+  const JobState& job = state.jobs.at(*id);
+  if (job.rec.cancel_requested || job.rec.finished_ms != 0) return JobSummary(state, job);
+  const Tick now = core_.Now();
+  ChangeBuilder change(state);
+  change.MutableJob(job).cancel_requested = true;
+  change.Event("JobCancelling", JobObject(job.rec), "cancel requested");
+  for (int u = 0; u < static_cast<int>(job.units.size()); ++u) {
+    const UnitPhase phase = change.Unit(job, u).phase;
+    if (phase == UnitPhase::kPending) {
+      auto& m = change.MutableUnit(job, u);
+      m.phase = UnitPhase::kCancelled;
+      m.finished_ms = now;
+      m.message = "cancelled before it started";
+    } else if (phase == UnitPhase::kRunning || phase == UnitPhase::kStopping) {
+      StopUnit(change, job, u, UnitPhase::kCancelled, "cancelled", now);
+    }
+  }
+  FinishJobIfDone(change, job, now);
+  change.RequestSchedule();
+  if (auto s = core_.CommitLocked(change); !s) return std::unexpected(ApiErr(s.error()));
+  return JobSummary(state, state.jobs.at(*id));
+}
+
+ApiResult<std::vector<std::int64_t>> UserApi::ReleasedIdsLocked(
+    const std::string& queue, const std::vector<std::string>& names, bool all) const {
+  const auto& state = core_.state;
+  std::vector<std::int64_t> ids;  // in job id order with `all`, else in the order named
+  if (all) {
+    if (!names.empty()) {
+      return std::unexpected(ApiErr(InvalidArgument("give job names or all, not both")));
+    }
+    for (auto id : state.active) {
+      const JobState& job = state.jobs.at(id);
+      if (job.rec.held && (queue.empty() || job.rec.queue == queue)) ids.push_back(id);
+    }
+    return ids;
+  }
+  if (names.empty()) {
+    return std::unexpected(ApiErr(InvalidArgument("names: give at least one job, or all")));
+  }
+  std::set<std::int64_t> seen;
+  for (const auto& name : names) {
+    std::optional<std::int64_t> id;
+    if (!queue.empty()) {
+      id = state.FindJob(queue, name);
+    } else {
+      for (const auto& [key, jid] : state.job_ids) {
+        if (key.second != name) continue;
+        if (id) {
+          return std::unexpected(ApiErr(
+              InvalidArgument("job " + Quote(name) + " is in several queues; give the queue")));
+        }
+        id = jid;
+      }
+    }
+    if (!id) {
+      return std::unexpected(ApiErr(NotFound(
+          "job " + (queue.empty() ? Quote(name) : QualifiedName(queue, name)) + " not found")));
+    }
+    if (seen.insert(*id).second) ids.push_back(*id);
+  }
+  return ids;
+}
+
+ApiResult<Json> UserApi::Release(const std::string& queue, const std::vector<std::string>& names,
+                                 bool all) {
+  std::lock_guard lock(core_.mu);
+  auto ids = ReleasedIdsLocked(queue, names, all);
+  if (!ids) return std::unexpected(ids.error());
+  ChangeBuilder change(core_.state);
+  Json released = Json::array(), not_held = Json::array();
+  for (auto id : *ids) {
+    const JobState& job = core_.state.jobs.at(id);
+    const std::string qualified = job.rec.queue + "/" + job.rec.name;
+    if (!job.rec.held || job.rec.finished_ms != 0) {
+      not_held.push_back(qualified);
+      continue;
+    }
+    change.MutableJob(job).held = false;
+    change.Event("JobReleased", JobObject(job.rec), "released from hold");
+    released.push_back(qualified);
+  }
+  if (!released.empty()) change.RequestSchedule();
+  if (auto s = core_.CommitLocked(change); !s) return std::unexpected(ApiErr(s.error()));
+  return Json{{"released", std::move(released)}, {"notHeld", std::move(not_held)}};
+}
+
+ApiResult<Json> UserApi::Purge(const std::string& queue, const std::string& name) {
+  std::lock_guard lock(core_.mu);
+  auto id = core_.state.FindJob(queue, name);
+  if (!id) return std::unexpected(JobNotFound(queue, name));
+  const JobState& job = core_.state.jobs.at(*id);
+  if (job.rec.finished_ms == 0) {
+    return std::unexpected(ApiErr(FailedPrecondition("job " + QualifiedName(queue, name) +
+                                                     " has not finished; cancel it first")));
+  }
+  Json summary = JobSummary(core_.state, job);
+  ChangeBuilder change(core_.state);
+  change.DeleteJob(*id);
+  change.Event("JobPurged", JobObject(job.rec), "records deleted");
+  if (auto s = core_.CommitLocked(change); !s) return std::unexpected(ApiErr(s.error()));
+  return summary;
+}
+
+Json UserApi::ListNodes() {
+  std::lock_guard lock(core_.mu);
+  return NodesView(core_.state, core_.Now());
+}
+
+Json UserApi::ListQueues() {
+  std::lock_guard lock(core_.mu);
+  const auto& queues = core_.options().queues;
+  return QueuesView(core_.state, queues ? &*queues : nullptr,
+                    ClusterCapacity(*RegisteredClusterLocked()));
+}
+
+Json UserApi::ServerStatus() {
+  std::lock_guard lock(core_.mu);
+  const auto& state = core_.state;
+  std::map<std::string, int> phases;
+  for (const auto& [id, job] : state.jobs)
+    ++phases[std::string(api::JobPhaseName(JobPhaseOf(job)))];
+  int ready = 0;
+  for (const auto& [name, ns] : state.nodes) ready += ns.rec.status == NodeStatus::kReady;
+  Json status = {{"startedAtMs", state.started_ms},
+                 {"loadMs", state.load_ms},
+                 {"loadedJobs", state.loaded_jobs},
+                 {"firstDecisionMs", state.first_decision_ms},
+                 {"jobs", phases},
+                 {"nodes", state.nodes.size()},
+                 {"readyNodes", ready},
+                 {"cycles", state.cycles},
+                 {"lastEventSeq", state.last_seq},
+                 {"queuePolicy", core_.options().scheduler.queue_policy},
+                 {"placementPolicy", core_.options().scheduler.placement_policy}};
+  if (!state.scheduler_problem.empty()) status["schedulerError"] = state.scheduler_problem;
+  return status;
+}
+
+ApiResult<Json> UserApi::Events(std::int64_t since, Tick wait_ms, int limit) {
+  limit = std::clamp(limit, 1, 10000);
+  std::unique_lock lock(core_.mu);
+  const auto& state = core_.state;
+  if (state.last_seq <= since && wait_ms > 0) {
+    core_.changed.wait_for(lock, std::chrono::milliseconds(wait_ms),
+                           [&] { return core_.stopping || state.last_seq > since; });
+  }
+  Json events = Json::array();
+  if (!state.events.empty() && state.events.front().seq > since + 1) {
+    // Older than memory holds: read them from the store.
+    auto older = core_.store().EventsSince(since, limit);
+    if (!older) return std::unexpected(ApiErr(older.error()));
+    for (const auto& e : *older) events.push_back(EventJson(e));
+  } else {
+    for (const auto& e : state.events) {
+      if (e.seq <= since) continue;
+      events.push_back(EventJson(e));
+      if (static_cast<int>(events.size()) >= limit) break;
+    }
+  }
+  std::int64_t next = since;
+  if (!events.empty()) next = events.back()["seq"].get<std::int64_t>();
+  return Json{{"events", std::move(events)}, {"next", next}, {"lastSeq", state.last_seq}};
+}
+
+ApiResult<LogLocation> UserApi::FindLog(const std::string& queue, const std::string& name, int rank,
+                                        int attempt) {
+  std::lock_guard lock(core_.mu);
+  const auto& state = core_.state;
+  auto id = state.FindJob(queue, name);
+  if (!id) return std::unexpected(JobNotFound(queue, name));
+  const JobState& job = state.jobs.at(*id);
+  const TaskRecord* best = nullptr;
+  for (auto tid : job.tasks) {
+    const TaskRecord& t = state.tasks.at(tid);
+    if (t.rank != rank) continue;
+    if (attempt > 0 && t.attempt != attempt) continue;
+    if (best == nullptr || t.attempt > best->attempt) best = &t;
+  }
+  if (best == nullptr) {
+    return std::unexpected(ApiErr(NotFound(
+        "job " + QualifiedName(queue, name) + " has no task of rank " + std::to_string(rank) +
+        (attempt > 0 ? " in attempt " + std::to_string(attempt) : std::string(" yet")))));
+  }
+  LogLocation loc;
+  loc.task_id = best->id;
+  loc.state = std::string(TaskStateName(best->state));
+  loc.live = IsLive(best->state);
+  if (auto n = state.nodes.find(best->node); n != state.nodes.end())
+    loc.agent_url = n->second.rec.agent_url;
+  return loc;
+}
+
+}  // namespace tessera

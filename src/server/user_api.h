@@ -1,0 +1,108 @@
+// The API for users: submit (group-committed), release, get and list, cancel, purge, where a
+// task's log is served, the event watch, and the node, queue and status views. Every answer is
+// JSON ready to serve, or an ApiError naming the field and the reason.
+//
+// Thread-safety: every method is thread-safe (it takes the core's mutex).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/api_error.h"
+#include "server/controller_core.h"
+#include "server/job_views.h"
+#include "server/submit_fit.h"
+
+namespace tessera {
+
+struct JobFilter {
+  std::string queue;                   // exact queue, or empty for all
+  std::string name;                    // exact name, or empty
+  std::optional<api::JobPhase> phase;  // or any
+  std::size_t limit = 0;               // 0 = no limit
+  bool objects = false;                // resubmittable objects (job_object.h) instead of summaries
+};
+
+// Where the log of one task is served.
+struct LogLocation {
+  std::string agent_url;
+  std::int64_t task_id = 0;
+  std::string state;
+  bool live = false;
+};
+
+class UserApi {
+ public:
+  // `leaf_queues`: with a queue tree, the queues jobs may name (empty: any).
+  UserApi(ControllerCore& core, std::set<std::string> leaf_queues)
+      : core_(core), leaf_queues_(std::move(leaf_queues)) {}
+
+  // Validates and durably stores a job from YAML or JSON text; returns the job. A job
+  // submitted with `hold` stays Pending (reason Held), skipped by the scheduler, until released.
+  // A job that can never fit the registered nodes is refused (FailedPrecondition, with the
+  // field: submit_fit.h) unless `queue_anyway`.
+  ApiResult<nlohmann::json> Submit(std::string_view text, bool hold, bool queue_anyway);
+  // Releases held jobs in one commit: each of `names` (in `queue`, or in the only queue that
+  // has that name when `queue` is empty), or with `all` every held job (of `queue` if given).
+  // All or nothing: an unknown or ambiguous name fails the request and releases none.
+  // Returns {"released": [...], "notHeld": [...]} as "queue/name" strings.
+  ApiResult<nlohmann::json> Release(const std::string& queue, const std::vector<std::string>& names,
+                                    bool all);
+  ApiResult<nlohmann::json> GetJob(const std::string& queue, const std::string& name);
+  nlohmann::json ListJobs(const JobFilter& filter);
+  // Cancels a job: pending units end at once, running ones are stopped (SIGTERM, then SIGKILL
+  // after the grace period).
+  ApiResult<nlohmann::json> Cancel(const std::string& queue, const std::string& name);
+  // Deletes a finished job's records.
+  ApiResult<nlohmann::json> Purge(const std::string& queue, const std::string& name);
+  nlohmann::json ListNodes();
+  nlohmann::json ListQueues();
+  nlohmann::json ServerStatus();
+  // Events with seq > `since`; waits up to `wait_ms` for one when there are none.
+  ApiResult<nlohmann::json> Events(std::int64_t since, Tick wait_ms, int limit);
+  // The task of `rank` in the latest attempt (or in `attempt` when > 0).
+  ApiResult<LogLocation> FindLog(const std::string& queue, const std::string& name, int rank,
+                                 int attempt);
+
+ private:
+  // A submission waiting for the next group commit.
+  struct SubmitRequest {
+    JobSpec spec;
+    bool hold = false;
+    std::optional<ApiResult<nlohmann::json>> result;
+  };
+  // Commits a batch of submissions in one transaction (one fsync), falling back to one at a
+  // time when the batch fails; returns a result per request, in order.
+  std::vector<ApiResult<nlohmann::json>> CommitSubmissions(
+      const std::vector<std::shared_ptr<SubmitRequest>>& batch);
+  // Adds one new job with id `id` to `change`. REQUIRES: mu held.
+  void AddJobLocked(const JobSpec& spec, bool hold, std::int64_t id, ChangeBuilder& change,
+                    std::set<std::string>& new_queues);
+  // The registered nodes as a Cluster (cached until a node is added or changes shape).
+  // REQUIRES: mu held.
+  std::shared_ptr<const Cluster> RegisteredClusterLocked();
+  // The ids of the jobs a release names. REQUIRES: mu held.
+  ApiResult<std::vector<std::int64_t>> ReleasedIdsLocked(const std::string& queue,
+                                                         const std::vector<std::string>& names,
+                                                         bool all) const;
+
+  ControllerCore& core_;
+  std::set<std::string> leaf_queues_;
+  SubmitFitCluster fit_cluster_;  // the registered nodes, for the fit check at submit
+
+  // Group commit of submissions: the first waiting submitter commits for everyone queued.
+  std::mutex submit_mu_;
+  std::condition_variable submit_cv_;
+  std::vector<std::shared_ptr<SubmitRequest>> submit_queue_;
+  bool submit_leader_ = false;
+};
+
+}  // namespace tessera

@@ -1,0 +1,177 @@
+// The decision applier: decisions computed on a snapshot are applied to the state as it is
+// when the cycle takes the lock again. Binds become assigned tasks; a decision whose job was
+// cancelled, whose unit moved on, whose node was lost or whose GPUs were taken in between is
+// not applied, and its unit stays pending.
+#include "server/decision_applier.h"
+
+#include <gtest/gtest.h>
+
+#include "sched/scheduler.h"
+#include "state_fixtures.h"
+
+namespace tessera {
+namespace {
+
+struct Cycle {
+  CycleSnapshot snapshot;
+  Decisions decisions;
+};
+
+// Snapshot and Schedule, as the cycle does before it takes the lock again.
+Cycle Decide(ControllerState& state, SchedulerConfig config = {}) {
+  const CycleCluster cluster = BuildCycleCluster(state);
+  RefreshSchedulingWorkloads(state, cluster);
+  Cycle c{BuildCycleSnapshot(state, cluster, 5000, 1, std::make_shared<std::uint64_t>(0)), {}};
+  auto scheduler = Scheduler::Create(config);
+  EXPECT_TRUE(scheduler) << (scheduler ? "" : scheduler.error().message);
+  if (scheduler) c.decisions = scheduler->Schedule(c.snapshot.snap, *c.snapshot.working);
+  return c;
+}
+
+std::vector<const TaskRecord*> NewTasks(const ChangeBuilder& change, std::int64_t job_id) {
+  std::vector<const TaskRecord*> out;
+  for (auto id : change.AddedTasks(job_id)) out.push_back(&change.Task(id));
+  return out;
+}
+
+TEST(DecisionApplierTest, ABindBecomesAssignedTasksOnTheChosenGpus) {
+  ControllerState state;
+  AddNode(state, "node-0");
+  AddNode(state, "node-1");
+  const auto job = AddJob(state, GangYaml("gang", 2, 4));
+  Cycle c = Decide(state);
+  ASSERT_EQ(c.decisions.size(), 1u);
+  ChangeBuilder change(state);
+  const AppliedDecisions applied = ApplyDecisions(c.snapshot, c.decisions, change, 6000, 0);
+  EXPECT_EQ(applied.bound, 1);
+  EXPECT_EQ(applied.dropped + applied.deferred, 0);
+  const UnitRecord& unit = change.Unit(state.jobs.at(job), 0);
+  EXPECT_EQ(unit.phase, UnitPhase::kRunning);
+  EXPECT_EQ(unit.attempt, 1);
+  EXPECT_EQ(unit.started_ms, 6000);
+  const auto tasks = NewTasks(change, job);
+  ASSERT_EQ(tasks.size(), 2u);
+  std::set<std::string> nodes;
+  for (const TaskRecord* t : tasks) {
+    EXPECT_EQ(t->state, TaskState::kAssigned);
+    EXPECT_EQ(t->gpus, (std::vector<int>{0, 1, 2, 3}));
+    EXPECT_EQ(t->master_addr, tasks[0]->master_addr) << "one rendezvous per gang";
+    EXPECT_GE(t->master_port, 20000);
+    nodes.insert(t->node);
+  }
+  EXPECT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(tasks[0]->rank, 0);
+  EXPECT_EQ(tasks[1]->rank, 1);
+  EXPECT_EQ(tasks[0]->id, state.next_task_id);
+}
+
+TEST(DecisionApplierTest, AJobCancelledBeforeTheApplyIsNotBound) {
+  ControllerState state;
+  AddNode(state, "node-0");
+  const auto cancelled = AddJob(state, GangYaml("cancelled", 1, 2));
+  const auto kept = AddJob(state, GangYaml("kept", 1, 2));
+  Cycle c = Decide(state);
+  ASSERT_EQ(c.decisions.size(), 2u);
+  // Between the snapshot and the apply: a user cancels the first job, which ends at once.
+  JobState& job = state.jobs.at(cancelled);
+  job.rec.cancel_requested = true;
+  job.rec.finished_ms = 5500;
+  job.units[0].phase = UnitPhase::kCancelled;
+  state.active.erase(cancelled);
+
+  ChangeBuilder change(state);
+  const AppliedDecisions applied = ApplyDecisions(c.snapshot, c.decisions, change, 6000, 0);
+  EXPECT_EQ(applied.bound, 1);
+  EXPECT_EQ(applied.dropped, 1);
+  ASSERT_EQ(applied.not_applied.size(), 1u);
+  EXPECT_NE(applied.not_applied[0].find("cancelled"), std::string::npos) << applied.not_applied[0];
+  EXPECT_TRUE(NewTasks(change, cancelled).empty());
+  EXPECT_EQ(change.Unit(state.jobs.at(cancelled), 0).phase, UnitPhase::kCancelled);
+  EXPECT_EQ(NewTasks(change, kept).size(), 1u);
+  EXPECT_TRUE(change.reschedule()) << "the next cycle decides again";
+}
+
+TEST(DecisionApplierTest, ABindOntoANodeLostBeforeTheApplyIsDeferred) {
+  ControllerState state;
+  AddNode(state, "node-0");
+  const auto job = AddJob(state, GangYaml("gang", 1, 2));
+  Cycle c = Decide(state);
+  ASSERT_EQ(c.decisions.size(), 1u);
+  state.nodes.at("node-0").rec.status = NodeStatus::kLost;  // liveness ran meanwhile
+
+  ChangeBuilder change(state);
+  const AppliedDecisions applied = ApplyDecisions(c.snapshot, c.decisions, change, 6000, 0);
+  EXPECT_EQ(applied.bound, 0);
+  EXPECT_EQ(applied.deferred, 1);
+  EXPECT_NE(applied.not_applied.at(0).find("node-0 is Lost"), std::string::npos)
+      << applied.not_applied.at(0);
+  EXPECT_TRUE(NewTasks(change, job).empty());
+  EXPECT_EQ(change.Unit(state.jobs.at(job), 0).phase, UnitPhase::kPending);
+  EXPECT_EQ(applied.waiting, (std::vector<std::int64_t>{job}));
+}
+
+TEST(DecisionApplierTest, ABindOntoGpusTakenMeanwhileIsDeferredAsAWhole) {
+  ControllerState state;
+  AddNode(state, "node-0", 2);
+  AddNode(state, "node-1", 2);
+  const auto gang = AddJob(state, GangYaml("gang", 2, 2));
+  Cycle c = Decide(state);
+  ASSERT_EQ(c.decisions.size(), 1u);
+  // Another path took GPU 1 of node-1 after the snapshot.
+  const auto other = AddJob(state, GangYaml("other", 1, 1));
+  RunUnit(state, other, 0, {{"node-1", {1}}}, TaskState::kAssigned);
+
+  ChangeBuilder change(state);
+  const AppliedDecisions applied = ApplyDecisions(c.snapshot, c.decisions, change, 6000, 0);
+  EXPECT_EQ(applied.deferred, 1);
+  EXPECT_NE(applied.not_applied.at(0).find("GPU 1 of node node-1 was taken"), std::string::npos)
+      << applied.not_applied.at(0);
+  EXPECT_TRUE(NewTasks(change, gang).empty()) << "all or nothing: node-0's part is not bound";
+}
+
+TEST(DecisionApplierTest, APreemptionOfAUnitThatMovedOnIsDropped) {
+  ControllerState state;
+  AddNode(state, "node-0", 2);
+  const auto low = AddJob(state, GangYaml("low", 1, 2));
+  RunUnit(state, low, 0, {{"node-0", {0, 1}}});
+  const auto high = AddJob(state, GangYaml("high", 1, 2, ", priority: 10"));
+  SchedulerConfig config;
+  config.priority_preemption = true;
+  Cycle c = Decide(state, config);
+  bool preempts = false;
+  for (const auto& d : c.decisions) preempts |= d.kind == Decision::Kind::kPreempt;
+  ASSERT_TRUE(preempts);
+  // The victim's task failed meanwhile and its unit is being restarted.
+  state.jobs.at(low).units[0].phase = UnitPhase::kStopping;
+
+  ChangeBuilder change(state);
+  const AppliedDecisions applied = ApplyDecisions(c.snapshot, c.decisions, change, 6000, 0);
+  EXPECT_EQ(applied.preempted, 0);
+  EXPECT_GE(applied.dropped, 1);
+  EXPECT_EQ(change.Unit(state.jobs.at(low), 0).message, "") << "not stopped a second time";
+  EXPECT_TRUE(NewTasks(change, high).empty());
+}
+
+TEST(DecisionApplierTest, APreemptionStopsTheVictimAndThePreemptorWaitsForItsGpus) {
+  ControllerState state;
+  AddNode(state, "node-0", 2);
+  const auto low = AddJob(state, GangYaml("low", 1, 2));
+  RunUnit(state, low, 0, {{"node-0", {0, 1}}});
+  const auto high = AddJob(state, GangYaml("high", 1, 2, ", priority: 10"));
+  SchedulerConfig config;
+  config.priority_preemption = true;
+  Cycle c = Decide(state, config);
+
+  ChangeBuilder change(state);
+  const AppliedDecisions applied = ApplyDecisions(c.snapshot, c.decisions, change, 6000, 0);
+  EXPECT_EQ(applied.preempted, 1);
+  EXPECT_EQ(applied.bound, 0) << "the victim still holds the GPUs until its processes exit";
+  const UnitRecord& victim = change.Unit(state.jobs.at(low), 0);
+  EXPECT_EQ(victim.phase, UnitPhase::kStopping);
+  EXPECT_EQ(victim.stop_target, UnitPhase::kPending);
+  for (auto tid : state.jobs.at(low).tasks) EXPECT_EQ(change.Task(tid).state, TaskState::kStopping);
+  EXPECT_TRUE(NewTasks(change, high).empty());
+}
+
+}  // namespace
+}  // namespace tessera

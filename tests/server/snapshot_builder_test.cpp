@@ -1,0 +1,153 @@
+// The pure snapshot builder: which units the scheduler sees, the working state it gets (live
+// tasks' GPUs taken, unschedulable nodes unhealthy), stable scheduling ids, and the same
+// snapshot from the same state.
+#include "server/snapshot_builder.h"
+
+#include <gtest/gtest.h>
+
+#include "state_fixtures.h"
+
+namespace tessera {
+namespace {
+
+CycleSnapshot Build(ControllerState& state, Tick now = 5000, std::uint64_t seed = 7) {
+  const CycleCluster cluster = BuildCycleCluster(state);
+  RefreshSchedulingWorkloads(state, cluster);
+  return BuildCycleSnapshot(state, cluster, now, seed, std::make_shared<std::uint64_t>(0));
+}
+
+TEST(SnapshotBuilderTest, PendingAndRunningUnitsWithTheLiveTasksGpusTaken) {
+  ControllerState state;
+  AddNode(state, "node-0");
+  AddNode(state, "node-1");
+  const auto running = AddJob(state, GangYaml("running", 2, 2));
+  const auto pending = AddJob(state, GangYaml("pending", 1, 4));
+  AddJob(state, GangYaml("held", 1, 1), /*held=*/true);
+  RunUnit(state, running, 0, {{"node-0", {0, 1}}, {"node-1", {2, 3}}});
+
+  const CycleSnapshot s = Build(state);
+  EXPECT_EQ(s.snap.now, 5000);
+  EXPECT_EQ(s.snap.seed, 7u);
+  ASSERT_EQ(s.snap.jobs.size(), 2u) << "the held job is not seen";
+  ASSERT_EQ(s.units.size(), 2u);
+  EXPECT_EQ(s.units[0].job_id, running);
+  EXPECT_EQ(s.units[0].phase, UnitPhase::kRunning);
+  EXPECT_EQ(s.units[0].attempt, 1);
+  EXPECT_EQ(s.units[1].job_id, pending);
+  EXPECT_EQ(s.units[1].phase, UnitPhase::kPending);
+  // The running gang's placement, in rank order: node-0 GPUs 0,1 (mask 0b0011), node-1 GPUs
+  // 2,3 (mask 0b1100).
+  const JobView& r = s.snap.jobs[0];
+  EXPECT_EQ(r.phase, JobPhase::kRunning);
+  ASSERT_EQ(r.placement.size(), 2u);
+  EXPECT_EQ(s.cluster.node_names.at(r.placement[0].node.value), "node-0");
+  EXPECT_EQ(r.placement[0].gpu_mask, 0b0011);
+  EXPECT_EQ(r.placement[1].gpu_mask, 0b1100);
+  EXPECT_EQ(r.started, 1000);
+  // 8 GPUs, 4 taken by the live tasks.
+  EXPECT_EQ(s.working->free_gpu_milli(), 4 * kMilliPerGpu);
+  // Each view is found back by its workload's scheduling id.
+  for (std::size_t i = 0; i < s.snap.jobs.size(); ++i)
+    EXPECT_EQ(s.IndexOf(s.snap.jobs[i].job->id), i);
+  EXPECT_TRUE(s.problems.empty());
+}
+
+TEST(SnapshotBuilderTest, BatchTasksAreUnitsOfOneTaskWithStableDistinctIds) {
+  ControllerState state;
+  AddNode(state, "node-0");
+  const auto gang = AddJob(state, GangYaml("gang", 1, 1));
+  const auto batch = AddJob(state, BatchYaml("batch", 3));
+  RunUnit(state, batch, 1, {{"node-0", {3}}});
+
+  const CycleSnapshot first = Build(state);
+  ASSERT_EQ(first.snap.jobs.size(), 4u);  // the gang, then tasks 0, 1 (running), 2
+  std::set<std::uint32_t> ids;
+  for (const auto& v : first.snap.jobs) {
+    EXPECT_EQ(v.job->TaskCount(), 1);
+    ids.insert(v.job->id.value);
+  }
+  EXPECT_EQ(ids.size(), 4u) << "every unit has its own scheduling id";
+  EXPECT_EQ(first.units[0].job_id, gang);
+  EXPECT_EQ(first.units[2].job_id, batch);
+  EXPECT_EQ(first.units[2].unit, 1);
+  EXPECT_EQ(first.snap.jobs[2].phase, JobPhase::kRunning);
+  // Ids follow submission (the queue order's tie-break): the gang's is below the batch's.
+  EXPECT_LT(first.snap.jobs[0].job->id, first.snap.jobs[1].job->id);
+
+  // Another cycle, the same state: the same ids, and the jobs' own workloads untouched.
+  const CycleSnapshot second = Build(state, 6000, 8);
+  ASSERT_EQ(second.snap.jobs.size(), first.snap.jobs.size());
+  for (std::size_t i = 0; i < first.snap.jobs.size(); ++i) {
+    EXPECT_EQ(second.snap.jobs[i].job->id, first.snap.jobs[i].job->id);
+    EXPECT_EQ(second.units[i].job_id, first.units[i].job_id);
+    EXPECT_EQ(second.units[i].unit, first.units[i].unit);
+  }
+  EXPECT_FALSE(state.jobs.at(gang).workload.id.valid());
+}
+
+TEST(SnapshotBuilderTest, UnschedulableNodesAreUnhealthyAndStoppingGangsAreReleasing) {
+  ControllerState state;
+  AddNode(state, "node-0");
+  AddNode(state, "node-1", 4, NodeStatus::kLost);
+  AddNode(state, "node-2");
+  state.nodes.at("node-2").has_strays = true;
+  const auto stopping = AddJob(state, GangYaml("stopping", 1, 2));
+  RunUnit(state, stopping, 0, {{"node-0", {0, 1}}}, TaskState::kStopping);
+  state.jobs.at(stopping).units[0].phase = UnitPhase::kStopping;
+  AddJob(state, GangYaml("pending", 1, 1));
+
+  const CycleSnapshot s = Build(state);
+  ASSERT_EQ(s.snap.jobs.size(), 1u) << "a stopping unit is not scheduled";
+  const auto& ids = s.cluster.ids;
+  EXPECT_TRUE(s.working->node(ids.at("node-0")).healthy);
+  EXPECT_FALSE(s.working->node(ids.at("node-1")).healthy) << "lost";
+  EXPECT_FALSE(s.working->node(ids.at("node-2")).healthy) << "runs strays";
+  // Only node-0 counts: 4 GPUs, 2 still held by the stopping gang.
+  EXPECT_EQ(s.working->free_gpu_milli(), 2 * kMilliPerGpu);
+  ASSERT_EQ(s.snap.releasing.size(), 1u);
+  EXPECT_EQ(s.snap.releasing[0][0].gpu_mask, 0b0011);
+}
+
+TEST(SnapshotBuilderTest, AJobThatCanNeverFitIsLeftOutWithItsReason) {
+  ControllerState state;
+  AddNode(state, "node-0");
+  const auto huge = AddJob(state, GangYaml("huge", 1, 8));  // 8 GPUs on one 4-GPU node
+  AddJob(state, GangYaml("small", 1, 1));
+  const CycleSnapshot s = Build(state);
+  ASSERT_EQ(s.snap.jobs.size(), 1u);
+  EXPECT_NE(s.units[0].job_id, huge);
+  ASSERT_TRUE(state.jobs.at(huge).never_fits.has_value());
+  EXPECT_FALSE(state.jobs.at(huge).never_fits->empty());
+
+  // Without nodes nothing is judged: the job waits for the cluster to grow.
+  ControllerState empty;
+  const auto waiting = AddJob(empty, GangYaml("huge", 1, 8));
+  EXPECT_EQ(Build(empty).snap.jobs.size(), 1u);
+  EXPECT_FALSE(empty.jobs.at(waiting).never_fits.has_value());
+}
+
+TEST(SnapshotBuilderTest, TheSameStateGivesTheSameSnapshot) {
+  ControllerState state;
+  for (int n = 0; n < 3; ++n) AddNode(state, "node-" + std::to_string(n));
+  for (int j = 0; j < 5; ++j) AddJob(state, GangYaml("job-" + std::to_string(j), 2, 1));
+  RunUnit(state, 3, 0, {{"node-2", {1}}, {"node-0", {3}}});
+  const CycleCluster cluster = BuildCycleCluster(state);
+  RefreshSchedulingWorkloads(state, cluster);
+  auto versions = std::make_shared<std::uint64_t>(0);
+  const CycleSnapshot a = BuildCycleSnapshot(state, cluster, 100, 1, versions);
+  const CycleSnapshot b = BuildCycleSnapshot(state, cluster, 100, 1, versions);
+  ASSERT_EQ(a.snap.jobs.size(), b.snap.jobs.size());
+  for (std::size_t i = 0; i < a.snap.jobs.size(); ++i) {
+    EXPECT_EQ(a.snap.jobs[i].job, b.snap.jobs[i].job) << "the same shared workload";
+    EXPECT_EQ(a.snap.jobs[i].phase, b.snap.jobs[i].phase);
+    EXPECT_EQ(a.snap.jobs[i].placement.size(), b.snap.jobs[i].placement.size());
+  }
+  for (int n = 0; n < 3; ++n) {
+    EXPECT_EQ(a.working->node(NodeId(n)).gpu_free, b.working->node(NodeId(n)).gpu_free);
+    // Versions are fresh in every state, so a long-lived score memo never mixes them up.
+    EXPECT_NE(a.working->node(NodeId(n)).version, b.working->node(NodeId(n)).version);
+  }
+}
+
+}  // namespace
+}  // namespace tessera
