@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the FGD allocation experiment on every openb pod-list variant with the six published
 # policies (10 seeds each) and writes out/openb-variants/allocation_at_100.csv, a Markdown
-# table (table.md) and a chart (allocation_at_100.svg) for docs/results.md.
+# table (table.md), a chart (allocation_at_100.svg) and the comparison with the figures the FGD
+# authors publish (vs-published.md, scripts/openb_vs_published.py) for docs/results.md.
 # Usage: scripts/openb-all-variants.sh [POLICIES] [SEEDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,3 +19,4 @@ for f in "$traces"/openb_pod_list_*.csv; do
     --out "$out/$v" >/dev/null 2>"$out/$v.log"
 done
 python3 scripts/allocation_table.py "$out" "$policies"
+python3 scripts/openb_vs_published.py "$out"

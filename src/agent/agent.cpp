@@ -325,6 +325,7 @@ bool Agent::Register(ServedNode& node) {
   reg.cpu_milli = options_.cpu_milli;
   reg.memory_mib = options_.memory_mib;
   reg.version = "0.1.0";
+  reg.topology = options_.topology;
   httplib::Client client(options_.server_url);
   client.set_tcp_nodelay(true);
   client.set_connection_timeout(2, 0);

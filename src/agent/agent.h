@@ -47,6 +47,9 @@ struct AgentOptions {
   // Emulate this many nodes named <node>-0000, <node>-0001, ... (each with simulate_gpus);
   // 0 = one real node named <node>. Their tasks still run real processes here.
   int simulate_nodes = 0;
+  // Where the node sits: level -> domain (`--topology leaf=l3,spine=s1`), sent at registration;
+  // with simulate_nodes every emulated node gets it.
+  std::map<std::string, std::string> topology;
   std::optional<std::string> run_as;
   bool cgroups = true;
   std::int64_t cpu_milli = 0;       // 0 = all cores of the machine

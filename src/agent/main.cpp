@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   }
   CLI::App app{"tessera-agent: runs Tessera tasks on this node"};
   tessera::AgentOptions o;
-  std::string simulate, run_as;
+  std::string simulate, run_as, topology;
   bool no_cgroups = false;
   double cpus = 0;
   std::int64_t memory_mib = 0;
@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
                  "Emulate N nodes named <node>-0000... in this process, each with "
                  "--simulate-gpus (default 8xH100); tasks still run real processes")
       ->check(CLI::Range(0, 100000));
+  app.add_option("--topology", topology,
+                 "Where this node sits: LEVEL=DOMAIN,... outermost first, e.g. spine=s1,leaf=l3 "
+                 "(the controller's --topology-levels)");
   app.add_option("--run-as", run_as, "Run tasks as this user (never root)");
   app.add_flag("--no-cgroups", no_cgroups, "Do not put tasks in cgroups");
   app.add_option("--cpus", cpus, "CPUs offered (default: all)")->check(CLI::Range(0.0, 4096.0));
@@ -59,6 +62,14 @@ int main(int argc, char** argv) {
   }
   if (!simulate.empty()) o.simulate_gpus = simulate;
   if (!run_as.empty()) o.run_as = run_as;
+  if (!topology.empty()) {
+    auto place = tessera::ParseTopologyFlag(topology);
+    if (!place) {
+      std::fprintf(stderr, "tessera-agent: %s\n", place.error().message.c_str());
+      return 2;
+    }
+    o.topology = std::move(*place);
+  }
   o.cgroups = !no_cgroups;
   o.cpu_milli = static_cast<std::int64_t>(cpus * 1000);
   o.memory_mib = memory_mib;

@@ -93,14 +93,21 @@ void PrintNodeTable(const Json& nodes) {
     if (n.value("simulated", false)) model += " (simulated)";
     std::string status = n.value("status", "");
     if (status == "Ready" && !n.value("schedulable", true)) status += ",NotSchedulable";
+    std::string domains;  // LEVEL=DOMAIN,...
+    if (n.contains("topology") && n["topology"].is_object()) {
+      for (const auto& [level, domain] : n["topology"].items()) {
+        if (!domains.empty()) domains += ',';
+        domains += level + "=" + (domain.is_string() ? domain.get<std::string>() : "?");
+      }
+    }
     rows.push_back(
         {n.value("name", ""), status,
          Number(n.value("gpusAllocated", 0.0)) + "/" + std::to_string(n.value("gpuCount", 0)),
          model.empty() ? "-" : model, std::to_string(n.value("liveTasks", 0)),
          Number(n.value("lastHeartbeatAgoMs", std::int64_t{0}) / 1000.0) + "s ago",
-         n.value("address", "")});
+         domains.empty() ? "-" : domains, n.value("address", "")});
   }
-  PrintTable({"NAME", "STATUS", "GPUS", "MODEL", "TASKS", "HEARTBEAT", "ADDRESS"}, rows);
+  PrintTable({"NAME", "STATUS", "GPUS", "MODEL", "TASKS", "HEARTBEAT", "DOMAINS", "ADDRESS"}, rows);
 }
 
 // The queue tree indented by depth; amounts are "-" until the tree resolves against the

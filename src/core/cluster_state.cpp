@@ -13,7 +13,7 @@ int NodeState::FullyFreeGpus(int gpu_count) const {
 }
 
 ClusterState::ClusterState(const Cluster& cluster)
-    : cluster_(&cluster), nodes_(cluster.nodes().size()), request_sizes_(cluster.nodes().size()) {
+    : cluster_(&cluster), nodes_(cluster.nodes().size()), gpu_affinities_(cluster.nodes().size()) {
   for (const auto& n : cluster.nodes()) {
     auto& s = nodes_[n.id.value];
     s.free = n.capacity;
@@ -71,12 +71,13 @@ void ClusterState::Take(const TaskPlacement& t) {
   ++s.tasks;
   Touch(s);
   if (t.gpu_mask != 0) {
-    auto& sizes = request_sizes_[t.node.value];
-    auto it = std::lower_bound(sizes.begin(), sizes.end(), std::make_pair(t.gpu_milli, 0U));
-    if (it != sizes.end() && it->first == t.gpu_milli) {
+    auto& tags = gpu_affinities_[t.node.value];
+    const std::int32_t tag = GpuAffinityTag(t.gpu_count(), t.gpu_milli);
+    auto it = std::lower_bound(tags.begin(), tags.end(), std::make_pair(tag, 0U));
+    if (it != tags.end() && it->first == tag) {
       ++it->second;
     } else {
-      sizes.insert(it, {t.gpu_milli, 1U});
+      tags.insert(it, {tag, 1U});
     }
   }
 }
@@ -93,9 +94,10 @@ void ClusterState::Give(const TaskPlacement& t) {
   --s.tasks;
   Touch(s);
   if (t.gpu_mask != 0) {
-    auto& sizes = request_sizes_[t.node.value];
-    auto it = std::lower_bound(sizes.begin(), sizes.end(), std::make_pair(t.gpu_milli, 0U));
-    if (it != sizes.end() && it->first == t.gpu_milli && --it->second == 0) sizes.erase(it);
+    auto& tags = gpu_affinities_[t.node.value];
+    const std::int32_t tag = GpuAffinityTag(t.gpu_count(), t.gpu_milli);
+    auto it = std::lower_bound(tags.begin(), tags.end(), std::make_pair(tag, 0U));
+    if (it != tags.end() && it->first == tag && --it->second == 0) tags.erase(it);
   }
 }
 

@@ -25,6 +25,12 @@ struct NodeState {
   int FullyFreeGpus(int gpu_count) const;
 };
 
+// A GPU task's affinity tag as the FGD authors' simulator names it (kubernetes-scheduler-simulator,
+// GetGpuAffinityFromPodAnnotation): 0 for a share ("share-gpu"), N for N whole GPUs ("N-gpu").
+constexpr std::int32_t GpuAffinityTag(int gpu_count, std::int32_t gpu_milli) {
+  return gpu_count == 1 && gpu_milli < kMilliPerGpu ? 0 : gpu_count;
+}
+
 class ClusterState {
  public:
   explicit ClusterState(const Cluster& cluster);
@@ -49,10 +55,10 @@ class ClusterState {
   std::int64_t healthy_gpu_milli() const { return healthy_gpu_milli_; }
   std::int64_t free_gpu_milli() const { return free_gpu_milli_; }  // on healthy nodes
 
-  // Per node, how many tasks hold each per-GPU request size (milli), sorted by size. The
-  // GPU-clustering policy groups equal sizes.
-  const std::vector<std::pair<std::int32_t, std::uint32_t>>& request_sizes(NodeId id) const {
-    return request_sizes_[id.value];
+  // Per node, how many tasks hold each GPU-affinity tag (GpuAffinityTag), sorted by tag. The
+  // GPU-clustering policy groups tasks of equal tag.
+  const std::vector<std::pair<std::int32_t, std::uint32_t>>& gpu_affinities(NodeId id) const {
+    return gpu_affinities_[id.value];
   }
 
  private:
@@ -66,7 +72,7 @@ class ClusterState {
   // states, even across a scratch copy that diverged.
   std::shared_ptr<std::uint64_t> version_source_ = std::make_shared<std::uint64_t>(0);
   std::vector<NodeState> nodes_;
-  std::vector<std::vector<std::pair<std::int32_t, std::uint32_t>>> request_sizes_;
+  std::vector<std::vector<std::pair<std::int32_t, std::uint32_t>>> gpu_affinities_;
   std::int64_t allocated_gpu_milli_ = 0;
   std::int64_t healthy_gpu_milli_ = 0;
   std::int64_t free_gpu_milli_ = 0;

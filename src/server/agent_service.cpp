@@ -49,11 +49,40 @@ Status CheckRegistration(const NodeRegistration& reg, std::string* model) {
   return {};
 }
 
+// Checks a node's place against the controller's topology levels: every level given, no
+// other, each domain a short name.
+Status CheckTopology(const NodeRegistration& reg, const std::vector<std::string>& levels) {
+  std::string known;
+  for (const auto& l : levels) known += (known.empty() ? "" : ", ") + l;
+  for (const auto& [level, domain] : reg.topology) {
+    if (std::find(levels.begin(), levels.end(), level) == levels.end()) {
+      return InvalidArgument(
+          "topology: level " + Quote(level) + " is not one of this controller's levels" +
+          (levels.empty() ? std::string(" (it has none: tesserad --topology-levels)")
+                          : " (" + known + ")"));
+    }
+    if (domain.empty() || domain.size() > 63 || FirstInvalidUtf8(domain)) {
+      return InvalidArgument("topology." + level + ": a domain is 1-63 bytes of UTF-8, got " +
+                             Quote(domain));
+    }
+  }
+  for (const auto& level : levels) {
+    if (!reg.topology.contains(level)) {
+      return InvalidArgument("topology: level " + Quote(level) +
+                             " missing; this controller's levels are " + known +
+                             " (tessera-agent --topology " + levels.front() + "=DOMAIN,...)");
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 ApiResult<RegistrationReply> AgentService::Register(const NodeRegistration& reg) {
   std::string model;
   if (auto s = CheckRegistration(reg, &model); !s) return std::unexpected(ApiErr(s.error()));
+  if (auto s = CheckTopology(reg, core_.options().topology_levels); !s)
+    return std::unexpected(ApiErr(s.error()));
   std::lock_guard lock(core_.mu);
   auto& state = core_.state;
   ChangeBuilder change(state);
@@ -71,6 +100,7 @@ ApiResult<RegistrationReply> AgentService::Register(const NodeRegistration& reg)
   Json gpus = Json::array();
   for (const auto& g : reg.gpus) gpus.push_back(ToJson(g));
   rec.gpus_json = DumpJson(gpus);
+  rec.topology_json = DumpJson(Json(reg.topology));
   rec.status = NodeStatus::kReady;
   rec.registered_ms = core_.Now();
   rec.version = reg.version;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/queue_tree_spec.h"
 #include "core/status.h"
@@ -25,6 +26,9 @@ struct ControllerOptions {
   // (rebuilt when that changes); jobs must name one of its leaf queues.
   std::optional<QueueTreeSpec> queues;
   std::string queues_source;  // the file, for messages
+  // Topology levels, outermost first (`tesserad --topology-levels spine,leaf`): every node
+  // registers its domain at each (`tessera-agent --topology spine=s1,leaf=l3`); none = flat.
+  std::vector<std::string> topology_levels;
   std::size_t events_in_memory = 20000;
   std::function<Tick()> now;  // wall clock in ms since the epoch unless set (tests)
 };

@@ -57,7 +57,7 @@ void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> comm
     auto& node = nodes[name];
     if (node.rec.gpu_count != n.gpu_count || node.rec.gpu_model != n.gpu_model ||
         node.rec.cpu_milli != n.cpu_milli || node.rec.memory_mib != n.memory_mib ||
-        node.rec.name.empty()) {
+        node.rec.topology_json != n.topology_json || node.rec.name.empty()) {
       ++node_generation;
     }
     node.rec = n;

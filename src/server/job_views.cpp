@@ -234,6 +234,9 @@ Json NodesView(const ControllerState& state, Tick now) {
     }
     Json gpus = Json::array();
     if (auto parsed = ParseJson(ns.rec.gpus_json)) gpus = *parsed;
+    Json topology = Json::object();
+    if (auto parsed = ParseJson(ns.rec.topology_json); parsed && parsed->is_object())
+      topology = *parsed;
     Json j = {{"name", name},
               {"status", std::string(NodeStatusName(ns.rec.status))},
               {"schedulable", ns.schedulable()},
@@ -249,7 +252,8 @@ Json NodesView(const ControllerState& state, Tick now) {
               {"lastHeartbeatAgoMs", now - ns.last_seen},
               {"registeredMs", ns.rec.registered_ms},
               {"version", ns.rec.version},
-              {"gpus", gpus}};
+              {"gpus", gpus},
+              {"topology", topology}};
     if (!ns.rec.message.empty()) j["message"] = ns.rec.message;
     out.push_back(std::move(j));
   }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -38,6 +39,7 @@ struct Flags {
   std::string placement_policy;
   bool priority_preemption = false;
   std::string queues_path;
+  std::string topology_levels;
   int http_threads = 128;
 };
 
@@ -59,6 +61,9 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--queues", f.queues_path,
                  "Queue tree YAML (hierarchical quotas, docs/quotas.md) for --queue-policy drf "
                  "or drf-naive; jobs name its leaf queues");
+  app.add_option("--topology-levels", f.topology_levels,
+                 "Topology levels, outermost first, e.g. spine,leaf: every agent registers its "
+                 "domain at each (tessera-agent --topology spine=s1,leaf=l3)");
   app.add_option("--heartbeat-timeout", f.heartbeat_timeout_s,
                  "Seconds of silence before a node is lost")
       ->capture_default_str()
@@ -99,6 +104,17 @@ Result<tessera::ControllerOptions> OptionsFrom(const Flags& f) {
     if (!tree) return std::unexpected(tree.error());
     options.queues = std::move(*tree);
     options.queues_source = f.queues_path;
+  }
+  for (std::size_t start = 0; start < f.topology_levels.size();) {
+    const std::size_t comma =
+        std::min(f.topology_levels.find(',', start), f.topology_levels.size());
+    const std::string level = f.topology_levels.substr(start, comma - start);
+    if (level.empty() || level == "node" || level == "gpu") {
+      return tessera::InvalidArgument("--topology-levels: '" + level +
+                                      "' is not a level name (node and gpu are implicit)");
+    }
+    options.topology_levels.push_back(level);
+    start = comma + 1;
   }
   if (auto s = tessera::CheckControllerOptions(options); !s) return std::unexpected(s.error());
   options.heartbeat_timeout_ms = static_cast<tessera::Tick>(f.heartbeat_timeout_s * 1000);

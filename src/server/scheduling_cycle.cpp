@@ -20,7 +20,7 @@ std::optional<CycleSnapshot> SchedulingCycle::SnapshotLocked(const Scheduler** s
   ControllerState& state = core_.state;
   const std::uint64_t seed = ++state.cycles;
   if (!cluster_.cluster || cluster_.generation != state.node_generation)
-    cluster_ = BuildCycleCluster(state);
+    cluster_ = BuildCycleCluster(state, core_.options().topology_levels);
   RefreshSchedulingWorkloads(state, cluster_);
   ApplyDependenciesLocked(core_);
   for (auto id : state.active) state.jobs.at(id).waiting = false;

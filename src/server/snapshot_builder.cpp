@@ -2,6 +2,7 @@
 
 #include "sched/placement/task_placer.h"
 #include "server/job_gates.h"
+#include "spec/protocol.h"
 
 namespace tessera {
 
@@ -56,16 +57,41 @@ UnitPlacements TakeLiveTasks(const ControllerState& state, const CycleCluster& c
 
 }  // namespace
 
-CycleCluster BuildCycleCluster(const ControllerState& state) {
+void AddRegisteredNodes(const ControllerState& state, const std::vector<std::string>& levels,
+                        Cluster& cluster, CycleCluster* out) {
+  Topology topology;
+  topology.levels = levels;
+  topology.domain_names.resize(levels.size());
+  std::vector<std::map<std::string, std::uint32_t>> index(levels.size());
+  for (const auto& [name, node] : state.nodes) {
+    std::vector<std::uint32_t> domain;
+    if (!levels.empty()) {
+      auto place = ParseJson(node.rec.topology_json);
+      for (std::size_t l = 0; l < levels.size(); ++l) {
+        std::string d = "none";
+        if (place && place->is_object() && place->contains(levels[l]) &&
+            (*place)[levels[l]].is_string()) {
+          d = (*place)[levels[l]].get<std::string>();
+        }
+        auto [it, added] = index[l].try_emplace(d, topology.domain_names[l].size());
+        if (added) topology.domain_names[l].push_back(d);
+        domain.push_back(it->second);
+      }
+    }
+    auto id = cluster.AddNode(name, node.rec.gpu_model, node.rec.gpu_count, node.rec.cpu_milli,
+                              node.rec.memory_mib, std::move(domain));
+    if (!id || out == nullptr) continue;
+    out->node_names.push_back(name);
+    out->ids[name] = *id;
+  }
+  cluster.set_topology(std::move(topology));
+}
+
+CycleCluster BuildCycleCluster(const ControllerState& state,
+                               const std::vector<std::string>& levels) {
   CycleCluster out;
   auto cluster = std::make_shared<Cluster>();
-  for (const auto& [name, node] : state.nodes) {
-    auto id = cluster->AddNode(name, node.rec.gpu_model, node.rec.gpu_count, node.rec.cpu_milli,
-                               node.rec.memory_mib);
-    if (!id) continue;
-    out.node_names.push_back(name);
-    out.ids[name] = *id;
-  }
+  AddRegisteredNodes(state, levels, *cluster, &out);
   out.cluster = std::move(cluster);
   out.generation = state.node_generation;
   return out;

@@ -31,7 +31,14 @@ struct CycleCluster {
   std::map<std::string, NodeId> ids;
   std::uint64_t generation = 0;  // the node generation it was built from
 };
-CycleCluster BuildCycleCluster(const ControllerState& state);
+// `levels`: the controller's topology levels, outermost first; each node's domains come from
+// its registered topology (a level it did not give: domain "none").
+CycleCluster BuildCycleCluster(const ControllerState& state,
+                               const std::vector<std::string>& levels = {});
+// Adds the registered nodes (in name order) to `cluster` with their topology; `out`, when
+// given, receives the names and ids.
+void AddRegisteredNodes(const ControllerState& state, const std::vector<std::string>& levels,
+                        Cluster& cluster, CycleCluster* out = nullptr);
 
 // Gives every job the scheduler may see its unit workloads with GPU models resolved against
 // `cluster`, and, once per node generation, the reason it can never fit (none without nodes).

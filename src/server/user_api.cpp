@@ -5,6 +5,7 @@
 
 #include "server/job_gates.h"
 #include "server/job_object.h"
+#include "server/snapshot_builder.h"
 #include "server/unit_lifecycle.h"
 #include "spec/document.h"
 #include "spec/text.h"
@@ -69,10 +70,7 @@ ApiResult<Json> UserApi::Submit(std::string_view text, bool hold, bool queue_any
 
 std::shared_ptr<const Cluster> UserApi::RegisteredClusterLocked() {
   return fit_cluster_.Get(core_.state.node_generation, [&](Cluster& cluster) {
-    for (const auto& [name, node] : core_.state.nodes) {
-      (void)cluster.AddNode(name, node.rec.gpu_model, node.rec.gpu_count, node.rec.cpu_milli,
-                            node.rec.memory_mib);
-    }
+    AddRegisteredNodes(core_.state, core_.options().topology_levels, cluster);
   });
 }
 

@@ -69,6 +69,21 @@ std::vector<std::size_t> AllocationArrivalOrder(const std::vector<TraceJob>& pod
   return order;
 }
 
+std::vector<std::uint32_t> AllocationNodeTieRank(const Cluster& cluster, std::uint64_t seed) {
+  const auto& nodes = cluster.nodes();
+  std::vector<std::uint32_t> by_name(nodes.size());
+  std::iota(by_name.begin(), by_name.end(), std::uint32_t{0});
+  std::stable_sort(by_name.begin(), by_name.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return nodes[a].name < nodes[b].name; });
+  std::vector<std::uint32_t> perm(nodes.size());
+  std::iota(perm.begin(), perm.end(), std::uint32_t{0});
+  Rng rng(Rng::Mix(seed, 0x6e6f6465));  // a stream of its own ("node")
+  for (std::size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[rng.Uniform(i)]);
+  std::vector<std::uint32_t> rank(nodes.size());
+  for (std::size_t i = 0; i < by_name.size(); ++i) rank[by_name[i]] = perm[i];
+  return rank;
+}
+
 Result<AllocationRun> RunAllocationOnce(const Cluster& cluster, const std::vector<TraceJob>& pods,
                                         const std::string& policy, std::uint64_t seed,
                                         const AllocationOptions& options) {
@@ -78,6 +93,12 @@ Result<AllocationRun> RunAllocationOnce(const Cluster& cluster, const std::vecto
   config.placement_policy = policy;
   const TargetWorkload target = TargetOf(pods, cluster, options.target_coverage);
   config.placement.target_workload = target;
+  config.placement.workload_mix = TargetOf(pods, cluster, 1.0);
+  config.placement.exact_scores = options.exact_scores;
+  config.placement.tie_break = options.tie_break;
+  if (options.tie_break == TieBreak::kNodeOrder) {
+    config.placement.node_rank = AllocationNodeTieRank(cluster, seed);
+  }
   auto scheduler = Scheduler::Create(config);
   if (!scheduler) return std::unexpected(scheduler.error());
 
@@ -177,8 +198,9 @@ Result<std::vector<AllocationPolicyResult>> RunAllocationExperiment(
       runs[static_cast<std::size_t>(i)] = std::move(r);
     }
   };
-  int threads = options.threads > 0 ? options.threads
-                                    : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  int threads = options.threads > 0
+                    ? options.threads
+                    : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   threads = std::min(threads, total);
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);

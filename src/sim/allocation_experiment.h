@@ -13,6 +13,7 @@
 
 #include "core/cluster.h"
 #include "core/status.h"
+#include "sched/placement/placement_policy.h"
 #include "sim/trace/trace_job.h"
 
 namespace tessera {
@@ -20,12 +21,19 @@ namespace tessera {
 inline constexpr int kDemandBins = 131;  // 0..130 % of GPU capacity
 
 struct AllocationOptions {
-  std::vector<std::string> policies = {"random", "dotprod", "clustering", "packing", "bestfit", "fgd"};
+  std::vector<std::string> policies = {"random",  "dotprod", "clustering",
+                                       "packing", "bestfit", "fgd"};
   int seeds = 10;
-  std::uint64_t base_seed = 0;   // seed s of a run is base_seed + s
-  double tune_ratio = 1.3;       // arrived demand to reach, as a multiple of capacity
-  double target_coverage = 1.0;  // FGD target workload: shapes covering this share of pods
-  int threads = 0;               // 0 = one per core
+  std::uint64_t base_seed = 0;  // seed s of a run is base_seed + s
+  double tune_ratio = 1.3;      // arrived demand to reach, as a multiple of capacity
+  // FGD's target workload: the most frequent pod shapes, kept until they cover this share of
+  // the pods (0.95, as the FGD authors' simulator). 1.0 keeps every shape.
+  double target_coverage = 0.95;
+  bool exact_scores = false;  // fgd: exact fragmentation decrease, not the reference's 0-100
+  // Equal scores: the reference's node order, a permutation drawn per seed (kNodeOrder), or a
+  // seeded draw among the tied nodes (kSeededDraw, Tessera's scheduler default).
+  TieBreak tie_break = TieBreak::kNodeOrder;
+  int threads = 0;  // 0 = one per core
 };
 
 // One (policy, seed) run: per demand bin, the mean over the pods whose arrived demand rounds
@@ -33,8 +41,8 @@ struct AllocationOptions {
 struct AllocationRun {
   std::string policy;
   int seed = 0;
-  std::vector<std::optional<double>> allocation;     // allocated GPU milli ÷ capacity
-  std::vector<std::optional<double>> fragmentation;  // fragmented GPU milli ÷ capacity
+  std::vector<std::optional<double>> allocation;             // allocated GPU milli ÷ capacity
+  std::vector<std::optional<double>> fragmentation;          // fragmented GPU milli ÷ capacity
   std::vector<std::optional<double>> fragmentation_of_free;  // fragmented ÷ free GPU milli
   std::int64_t pods_arrived = 0;
   std::int64_t pods_failed = 0;
@@ -49,6 +57,12 @@ struct AllocationPolicyResult {
   double pods_arrived_mean = 0, pods_failed_mean = 0;
   double wall_seconds = 0;  // summed over its seeds
 };
+
+// Each node's rank (indexed by NodeId) in the order that equal scores fill the nodes under
+// TieBreak::kNodeOrder, as the FGD authors' simulator sets it: the nodes sorted by name, each
+// renamed with the prefix of its place in a permutation drawn from `seed`, the smallest name
+// winning a tie.
+std::vector<std::uint32_t> AllocationNodeTieRank(const Cluster& cluster, std::uint64_t seed);
 
 // The arrival order of one seed: pod indices into `pods`. Exposed for tests.
 std::vector<std::size_t> AllocationArrivalOrder(const std::vector<TraceJob>& pods,

@@ -1,5 +1,6 @@
 #include "spec/protocol.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -88,14 +89,34 @@ Json ToJson(const GpuInfo& g) {
 Json ToJson(const NodeRegistration& r) {
   Json gpus = Json::array();
   for (const auto& g : r.gpus) gpus.push_back(ToJson(g));
-  return {{"node", r.node},
-          {"address", r.address},
-          {"agentUrl", r.agent_url},
-          {"simulated", r.simulated},
-          {"gpus", gpus},
-          {"cpuMilli", r.cpu_milli},
-          {"memoryMiB", r.memory_mib},
-          {"version", r.version}};
+  Json j = {{"node", r.node},
+            {"address", r.address},
+            {"agentUrl", r.agent_url},
+            {"simulated", r.simulated},
+            {"gpus", gpus},
+            {"cpuMilli", r.cpu_milli},
+            {"memoryMiB", r.memory_mib},
+            {"version", r.version}};
+  if (!r.topology.empty()) j["topology"] = r.topology;
+  return j;
+}
+
+Result<std::map<std::string, std::string>> ParseTopologyFlag(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size() && !text.empty()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string pair = text.substr(start, comma - start);
+    const std::size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size()) {
+      return InvalidArgument("--topology: '" + pair + "': expected LEVEL=DOMAIN, e.g. leaf=l3");
+    }
+    if (!out.emplace(pair.substr(0, eq), pair.substr(eq + 1)).second) {
+      return InvalidArgument("--topology: level '" + pair.substr(0, eq) + "' given twice");
+    }
+    start = comma + 1;
+  }
+  return out;
 }
 
 Json ToJson(const RegistrationReply& r) {
@@ -192,6 +213,7 @@ Result<NodeRegistration> NodeRegistrationFromJson(const Json& j) {
   r.Get("cpuMilli", reg.cpu_milli);
   r.Get("memoryMiB", reg.memory_mib);
   r.Get("version", reg.version);
+  r.Get("topology", reg.topology);
   if (auto s = r.status(); !s) return std::unexpected(s.error());
   if (auto s = ReadList(r, "gpus", reg.gpus, GpuInfoFromJson); !s)
     return std::unexpected(s.error());

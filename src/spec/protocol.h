@@ -39,7 +39,13 @@ struct NodeRegistration {
   std::int64_t cpu_milli = 0;
   std::int64_t memory_mib = 0;
   std::string version;
+  // Where the node sits: its domain at each topology level (`tessera-agent --topology
+  // leaf=l3,spine=s1`); the controller checks the levels against its own. Empty: none given.
+  std::map<std::string, std::string> topology;
 };
+
+// "leaf=l3,spine=s1" as a level -> domain map; the error names the bad pair.
+Result<std::map<std::string, std::string>> ParseTopologyFlag(const std::string& text);
 
 struct RegistrationReply {
   std::int64_t heartbeat_interval_ms = 1000;

@@ -102,7 +102,8 @@ struct NodeRecord {
   bool simulated = false;
   std::int64_t cpu_milli = 0;
   std::int64_t memory_mib = 0;
-  std::string gpus_json;  // per-GPU details as reported by the agent
+  std::string gpus_json;             // per-GPU details as reported by the agent
+  std::string topology_json = "{}";  // {LEVEL: DOMAIN}: where the node sits, as registered
   NodeStatus status = NodeStatus::kNotReady;
   Tick registered_ms = 0;
   std::string version;

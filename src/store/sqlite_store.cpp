@@ -93,7 +93,8 @@ CREATE TABLE IF NOT EXISTS nodes(
   status TEXT NOT NULL,
   registered_ms INTEGER NOT NULL,
   version TEXT NOT NULL,
-  message TEXT NOT NULL);
+  message TEXT NOT NULL,
+  topology TEXT NOT NULL DEFAULT '{}');
 CREATE TABLE IF NOT EXISTS events(
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   time_ms INTEGER NOT NULL,
@@ -301,9 +302,15 @@ Status SqliteStore::CreateSchema() {
     (void)Exec("ROLLBACK");
     return s;
   }
-  // Version 1 stores lack jobs.held (CREATE TABLE IF NOT EXISTS leaves their table as is).
-  if (from_version == 1) {
-    if (auto s = Exec("ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0"); !s) {
+  // Older stores lack the columns added since (CREATE TABLE IF NOT EXISTS leaves their tables
+  // as they are): version 1 jobs.held, versions 1 and 2 nodes.topology.
+  std::vector<const char*> upgrades;
+  if (from_version == 1)
+    upgrades.push_back("ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0");
+  if (from_version == 1 || from_version == 2)
+    upgrades.push_back("ALTER TABLE nodes ADD COLUMN topology TEXT NOT NULL DEFAULT '{}'");
+  for (const char* sql : upgrades) {
+    if (auto s = Exec(sql); !s) {
       (void)Exec("ROLLBACK");
       return s;
     }
@@ -405,9 +412,11 @@ Result<StoreContents> SqliteStore::Load() {
     if (!st.ok()) return StatementError(st, "loading tasks");
   }
   {
-    Stmt st(statements_, db_,
-            "SELECT name, address, agent_url, gpu_model, gpu_count, simulated, cpu_milli, "
-            "memory_mib, gpus, status, registered_ms, version, message FROM nodes ORDER BY name");
+    Stmt st(
+        statements_, db_,
+        "SELECT name, address, agent_url, gpu_model, gpu_count, simulated, cpu_milli, "
+        "memory_mib, gpus, status, registered_ms, version, message, topology FROM nodes ORDER BY "
+        "name");
     while (st.Next()) {
       NodeRecord n;
       n.name = st.ColText(0);
@@ -423,6 +432,7 @@ Result<StoreContents> SqliteStore::Load() {
       n.registered_ms = st.ColInt(10);
       n.version = st.ColText(11);
       n.message = st.ColText(12);
+      n.topology_json = st.ColText(13);
       out.nodes.push_back(std::move(n));
     }
     if (!st.ok()) return StatementError(st, "loading nodes");
@@ -533,12 +543,12 @@ Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& 
   for (const auto& n : change.put_nodes) {
     Stmt st(statements_, db_,
             "INSERT OR REPLACE INTO nodes(name, address, agent_url, gpu_model, gpu_count, "
-            "simulated, cpu_milli, memory_mib, gpus, status, registered_ms, version, message) "
-            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            "simulated, cpu_milli, memory_mib, gpus, status, registered_ms, version, message, "
+            "topology) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     st.Text(1, n.name).Text(2, n.address).Text(3, n.agent_url).Text(4, n.gpu_model);
     st.Int(5, n.gpu_count).Int(6, n.simulated ? 1 : 0).Int(7, n.cpu_milli).Int(8, n.memory_mib);
     st.Text(9, n.gpus_json).Text(10, NodeStatusName(n.status)).Int(11, n.registered_ms);
-    st.Text(12, n.version).Text(13, n.message);
+    st.Text(12, n.version).Text(13, n.message).Text(14, n.topology_json);
     if (!st.Run()) return StatementError(st, "node " + n.name);
   }
   const Tick now = NowMs();

@@ -105,7 +105,7 @@ TEST(ClusterStateTest, RandomApplyReleaseNeverOverAllocates) {
   EXPECT_EQ(s.allocated_gpu_milli(), 0);
   for (const auto& n : c.nodes()) {
     EXPECT_EQ(s.node(n.id).free, n.capacity);
-    EXPECT_TRUE(s.request_sizes(n.id).empty());
+    EXPECT_TRUE(s.gpu_affinities(n.id).empty());
   }
 }
 

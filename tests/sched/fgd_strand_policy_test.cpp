@@ -24,6 +24,7 @@ class FgdStrandTest : public ::testing::Test {
   static PlacementConfig Target(const std::vector<WorkloadShape>& shapes) {
     PlacementConfig config;
     config.target_workload = TargetWorkload::FromTasks(shapes, 1.0);
+    config.exact_scores = true;  // fgd's exact fragmentation decrease, which fgd-strand extends
     return config;
   }
   static WorkloadShape Shape(TaskShape t, std::int64_t count,

@@ -31,13 +31,15 @@ TEST_F(PolicyTest, UnknownPolicyIsAnErrorNamingTheKnownOnes) {
   EXPECT_NE(p.error().message.find("fgd"), std::string::npos);
 }
 
+// The expected integers follow the FGD authors' simulator (hkust-adsl/
+// kubernetes-scheduler-simulator, pkg/simulator/plugin/*_score.go): scores 0-100, truncated.
 TEST_F(PolicyTest, BestFitLeftover) {
   ClusterState s(cluster_);
   TaskShape t{8000, 0, 1, 1000};
-  // big: leftover = 0.5·(128−8)/128 + 0.5·(8000−1000)/8000 = 0.46875 + 0.4375 = 0.90625
-  EXPECT_DOUBLE_EQ(Score("bestfit", s, 0, t).score, -0.90625);
-  // small: leftover = 0.5·(64−8)/128 + 0.5·(2000−1000)/8000 = 0.21875 + 0.0625 = 0.28125
-  EXPECT_DOUBLE_EQ(Score("bestfit", s, 1, t).score, -0.28125);
+  // big: leftover = 0.5·(128−8)/128 + 0.5·(8000−1000)/8000 = 0.90625 → int(9.375) = 9
+  EXPECT_DOUBLE_EQ(Score("bestfit", s, 0, t).score, 9);
+  // small: leftover = 0.5·(64−8)/128 + 0.5·(2000−1000)/8000 = 0.28125 → int(71.875) = 71
+  EXPECT_DOUBLE_EQ(Score("bestfit", s, 1, t).score, 71);
 }
 
 TEST_F(PolicyTest, BestFitSharePicksTightestGpu) {
@@ -53,45 +55,54 @@ TEST_F(PolicyTest, BestFitSharePicksTightestGpu) {
 TEST_F(PolicyTest, DotProduct) {
   ClusterState s(cluster_);
   TaskShape t{16000, 0, 2, 1000};
-  // big, empty: cpu 1·(16/128) = 0.125; mem 1·0 = 0; gpu 1·(2000/8000) = 0.25 → −0.375
-  EXPECT_DOUBLE_EQ(Score("dotprod", s, 0, t).score, -0.375);
-  // small, empty: cpu 1·(16/64) = 0.25; gpu 1·(2000/2000) = 1 → −1.25
-  EXPECT_DOUBLE_EQ(Score("dotprod", s, 1, t).score, -1.25);
-  // A share: GPU dimension is the chosen GPU: free 0.4 × request 0.3 = 0.12 is smaller than
-  // a full GPU's 1 × 0.3, so the partly used GPU 3 wins.
+  // big, empty: (128/128·16/128 + 8000/8000·2000/8000)/2 = (0.125 + 0.25)/2 = 0.1875
+  //   → int(100·0.8125) = 81
+  EXPECT_DOUBLE_EQ(Score("dotprod", s, 0, t).score, 81);
+  // small, empty: (64/128·0.125 + 2000/8000·0.25)/2 = 0.0625 → int(93.75) = 93
+  EXPECT_DOUBLE_EQ(Score("dotprod", s, 1, t).score, 93);
+  // Memory is not a dimension: a task asking for all of small's memory scores the same.
+  EXPECT_DOUBLE_EQ(Score("dotprod", s, 1, TaskShape{16000, 256 * 1024, 2, 1000}).score, 93);
+  // A share takes the tightest GPU that fits (the reference's "best" GPU choice).
   ASSERT_TRUE(s.Apply({TaskPlacement{NodeId(0), 0b1000, 600, 0, 0}}));
-  auto share = Score("dotprod", s, 0, TaskShape{0, 0, 1, 300});
-  EXPECT_EQ(share.gpu_mask, 0b1000);
-  EXPECT_DOUBLE_EQ(share.score, -0.12);
+  EXPECT_EQ(Score("dotprod", s, 0, TaskShape{0, 0, 1, 300}).gpu_mask, 0b1000);
 }
 
 TEST_F(PolicyTest, PackingTiers) {
   ClusterState s(cluster_);
   TaskShape share{0, 0, 1, 200};
-  // Idle node: tier 1e6 − free 8000 = 992000.
-  EXPECT_DOUBLE_EQ(Score("packing", s, 0, share).score, 992000);
+  // Idle nodes: max(33 − GPUs, GPUs): big 25, small 31 (the smaller idle node first).
+  EXPECT_DOUBLE_EQ(Score("packing", s, 0, share).score, 25);
+  EXPECT_DOUBLE_EQ(Score("packing", s, 1, share).score, 31);
   ASSERT_TRUE(s.Apply({TaskPlacement{NodeId(0), 0b1, 500, 0, 0}}));
-  // GPU 0 shared with 500 free: tier 3e6 − 500 = 2999500, on GPU 0.
+  // GPU 0 shared with 500 free: 100 − ⌊⌊500·100/1000⌋/10⌋ = 95, on GPU 0.
   auto shared = Score("packing", s, 0, share);
-  EXPECT_DOUBLE_EQ(shared.score, 2999500);
+  EXPECT_DOUBLE_EQ(shared.score, 95);
   EXPECT_EQ(shared.gpu_mask, 0b1);
-  // A whole GPU on the node in use: tier 2e6 − free 7500 = 1992500.
-  EXPECT_DOUBLE_EQ(Score("packing", s, 0, TaskShape{0, 0, 1, 1000}).score, 1992500);
+  // A share that does not fit the used GPU takes a free one on the node in use: 50 − 1.
+  EXPECT_DOUBLE_EQ(Score("packing", s, 0, TaskShape{0, 0, 1, 600}).score, 49);
+  // Whole GPUs on the node in use: 50 − 1 for one, max(50 − 7, 33) = 43 for seven.
+  EXPECT_DOUBLE_EQ(Score("packing", s, 0, TaskShape{0, 0, 1, 1000}).score, 49);
+  EXPECT_DOUBLE_EQ(Score("packing", s, 0, TaskShape{0, 0, 7, 1000}).score, 43);
+  // CPU-only tasks score 0 everywhere.
+  EXPECT_DOUBLE_EQ(Score("packing", s, 0, TaskShape{4000, 0, 0, 0}).score, 0);
 }
 
 TEST_F(PolicyTest, ClusteringTiers) {
   ClusterState s(cluster_);
   TaskShape share{0, 0, 1, 500};
-  // Idle: 2e6 − 8000.
-  EXPECT_DOUBLE_EQ(Score("clustering", s, 0, share).score, 2e6 - 8000);
+  // Idle big: 25 + 25·(8000 − 8000)/8000 = 25. Idle small looks fuller: 25 + ⌊25·6000/8000⌋ = 43.
+  EXPECT_DOUBLE_EQ(Score("clustering", s, 0, share).score, 25);
+  EXPECT_DOUBLE_EQ(Score("clustering", s, 1, share).score, 43);
   ASSERT_TRUE(s.Apply({TaskPlacement{NodeId(0), 0b1, 500, 0, 0}}));
-  // Only 500-milli tasks on it: 4e6 − 7500.
-  EXPECT_DOUBLE_EQ(Score("clustering", s, 0, share).score, 4e6 - 7500);
-  ASSERT_TRUE(s.Apply({TaskPlacement{NodeId(0), 0b10, 250, 0, 0}}));
-  // 500 among others: 3e6 − 7250.
-  EXPECT_DOUBLE_EQ(Score("clustering", s, 0, share).score, 3e6 - 7250);
-  // A 300-milli task finds no equal size: the rest, 1e6 − 7250.
-  EXPECT_DOUBLE_EQ(Score("clustering", s, 0, TaskShape{0, 0, 1, 300}).score, 1e6 - 7250);
+  // Only shares on it: 75 + ⌊25·500/8000⌋ = 76. Another share size has the same tag.
+  EXPECT_DOUBLE_EQ(Score("clustering", s, 0, share).score, 76);
+  EXPECT_DOUBLE_EQ(Score("clustering", s, 0, TaskShape{0, 0, 1, 300}).score, 76);
+  ASSERT_TRUE(s.Apply({TaskPlacement{NodeId(0), 0b10, 1000, 0, 0}}));  // a 1-GPU task
+  // share among 1-gpu: 50 + ⌊25·1500/8000⌋ = 54; a 2-GPU task finds no "2-gpu": 0 + 4.
+  EXPECT_DOUBLE_EQ(Score("clustering", s, 0, share).score, 54);
+  EXPECT_DOUBLE_EQ(Score("clustering", s, 0, TaskShape{0, 0, 2, 1000}).score, 4);
+  // CPU-only tasks score 0 everywhere.
+  EXPECT_DOUBLE_EQ(Score("clustering", s, 1, TaskShape{4000, 0, 0, 0}).score, 0);
 }
 
 TEST_F(PolicyTest, FirstFitPrefersLowIndex) {
@@ -108,13 +119,32 @@ TEST_F(PolicyTest, FgdPicksGpuThatFragmentsLeast) {
   ClusterState s(cluster_);
   ASSERT_TRUE(s.Apply({TaskPlacement{NodeId(0), 0b1, 600, 0, 0}}));  // GPU 0: 400 free
   // F before on big: GPU 0's 400 free milli cannot hold a whole GPU → F = 400.
-  // A 300-milli share on GPU 0: F after = 100, ΔF = −300 → score 300.
-  // On a free GPU instead: F after = 400 + 700 = 1100, ΔF = +700 → score −700.
+  // A 300-milli share on GPU 0: F after = 100, decrease 300 → int(100·σ(0.3)) = int(57.44) = 57.
+  // On a free GPU instead: F after = 400 + 700 = 1100, decrease −700 → int(33.18) = 33.
   auto score = Score("fgd", s, 0, TaskShape{0, 0, 1, 300}, config);
   EXPECT_EQ(score.gpu_mask, 0b1);
-  EXPECT_DOUBLE_EQ(score.score, 300);
-  // A whole GPU: F stays 400 (free GPUs remain usable) → ΔF = 0.
+  EXPECT_DOUBLE_EQ(score.score, 57);
+  // A whole GPU: F stays 400 (free GPUs remain usable), decrease 0 → σ(0) = 0.5 → 50.
+  EXPECT_DOUBLE_EQ(Score("fgd", s, 0, TaskShape{0, 0, 1, 1000}, config).score, 50);
+  // exact_scores: the decrease itself.
+  config.exact_scores = true;
+  EXPECT_DOUBLE_EQ(Score("fgd", s, 0, TaskShape{0, 0, 1, 300}, config).score, 300);
   EXPECT_DOUBLE_EQ(Score("fgd", s, 0, TaskShape{0, 0, 1, 1000}, config).score, 0);
+}
+
+TEST_F(PolicyTest, FgdRenormalisesTheKeptShapes) {
+  // 90 whole-GPU tasks and 10 CPU-only ones; a 90% cut keeps only the whole-GPU shape, whose
+  // p becomes 90/90 = 1 (not 90/100): the share's decrease is 300 milli → 57, not
+  // int(100·σ(0.27)) = 56.
+  PlacementConfig config;
+  config.target_workload =
+      TargetWorkload::FromTasks({{TaskShape{0, 0, 1, 1000}, GpuModelSet::Any(), 90},
+                                 {TaskShape{1000, 0, 0, 0}, GpuModelSet::Any(), 10}},
+                                0.9);
+  ASSERT_EQ(config.target_workload.shapes.size(), 1U);
+  ClusterState s(cluster_);
+  ASSERT_TRUE(s.Apply({TaskPlacement{NodeId(0), 0b1, 600, 0, 0}}));
+  EXPECT_DOUBLE_EQ(Score("fgd", s, 0, TaskShape{0, 0, 1, 300}, config).score, 57);
 }
 
 TEST_F(PolicyTest, RandomPolicyDrawsGpusFromTheSeed) {

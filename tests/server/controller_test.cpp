@@ -502,6 +502,90 @@ TEST_F(ControllerTest, AQueueTreeThatDoesNotFitIsReported) {
   EXPECT_FALSE(controller_->Health().contains("schedulerError"));
 }
 
+// Topology live: nodes register their leaf and spine; a gang that requires one leaf is placed
+// exactly where the same Scheduler places it on the same cluster built as the simulator builds
+// one (node names, levels, domains), and nodes outside the controller's levels are refused.
+TEST_F(ControllerTest, TopologyRequireAndRankOrderMatchTheSchedulerOnTheSameCluster) {
+  controller_.reset();
+  ControllerOptions options;
+  options.now = [this] { return now_.load(); };
+  options.topology_levels = {"spine", "leaf"};
+  auto c = Controller::Create(store_.get(), options);
+  ASSERT_TRUE(c) << c.error().message;
+  controller_ = std::move(*c);
+  const std::vector<std::pair<std::string, std::string>> place = {
+      {"node-0", "l0"}, {"node-1", "l0"}, {"node-2", "l1"}, {"node-3", "l1"}};
+  for (const auto& [node, leaf] : place) {
+    NodeRegistration reg;
+    reg.node = node;
+    reg.simulated = true;
+    reg.cpu_milli = 64000;
+    reg.memory_mib = 512 * 1024;
+    for (int i = 0; i < 2; ++i) reg.gpus.push_back({i, "H100", "simulated H100", "SIM", 81920});
+    reg.topology = {{"spine", "s0"}, {"leaf", leaf}};
+    ASSERT_TRUE(controller_->Register(reg)) << node;
+  }
+  NodeRegistration stray;
+  stray.node = "node-9";
+  stray.topology = {{"rack", "r1"}};
+  auto refused = controller_->Register(stray);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().error.message.find("topology: level \"rack\" is not one of"),
+            std::string::npos)
+      << refused.error().error.message;
+  stray.topology = {{"spine", "s0"}};
+  refused = controller_->Register(stray);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().error.message.find("level \"leaf\" missing"), std::string::npos);
+
+  // One GPU of node-0 taken: leaf l0 has 3 free, l1 4; a 2 x 2 gang that requires a leaf fits
+  // only in l1 (without topology, bestfit would take node-1 and one of l1's nodes).
+  Submit(Gang("one", 1, 1));
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 1);
+  auto gang = controller_->Submit(
+      "apiVersion: tessera/v1\nkind: TrainingJob\nmetadata: {name: leafy}\n"
+      "spec: {workers: 2, gpusPerWorker: 2, topology: {require: leaf}, command: [true]}\n");
+  ASSERT_TRUE(gang) << gang.error().error.message;
+  controller_->RunSchedulingCycle();
+  std::vector<std::string> live;
+  const Json leafy = Job("leafy");
+  for (const auto& t : leafy["taskList"]) live.push_back(t["node"]);
+  ASSERT_EQ(live.size(), 2u) << leafy.dump(2);
+
+  // The same cluster and the same first bind, scheduled directly.
+  Cluster cluster;
+  Topology topology{{"spine", "leaf"}, {{"s0"}, {"l0", "l1"}}};
+  for (const auto& [node, leaf] : place)
+    ASSERT_TRUE(cluster.AddNode(node, "H100", 2, 64000, 512 * 1024, {0, leaf == "l0" ? 0u : 1u}));
+  cluster.set_topology(topology);
+  ClusterState state(cluster);
+  const Json one = Job("one")["taskList"][0];
+  TaskPlacement taken;
+  taken.node = NodeId(static_cast<std::uint32_t>(one["node"].get<std::string>().back() - '0'));
+  taken.gpu_mask = static_cast<std::uint16_t>(1u << one["gpus"][0].get<int>());
+  taken.gpu_milli = 1000;
+  ASSERT_TRUE(state.Apply({taken}));
+  auto spec = ParseJobSpec(
+      "apiVersion: tessera/v1\nkind: TrainingJob\nmetadata: {name: leafy}\n"
+      "spec: {workers: 2, gpusPerWorker: 2, topology: {require: leaf}, command: [true]}\n");
+  ASSERT_TRUE(spec);
+  Workload w = spec->ToWorkload();
+  w.id = JobId(1);
+  ResolveGpuModels(cluster.models(), w);
+  Snapshot snap;
+  snap.jobs.push_back(JobView{&w, JobPhase::kPending, {}, 0, 0, 0, 0});
+  auto scheduler = Scheduler::Create({});
+  ASSERT_TRUE(scheduler);
+  const Decisions d = scheduler->Schedule(snap, state);
+  ASSERT_EQ(d.size(), 1u);
+  std::vector<std::string> direct;
+  for (const auto& tp : d[0].placement) direct.push_back(cluster.node(tp.node).name);
+  EXPECT_EQ(live, direct);
+  EXPECT_EQ(live, (std::vector<std::string>{"node-2", "node-3"}));
+  const Json nodes = controller_->ListNodes();
+  EXPECT_EQ(nodes[2]["topology"], (Json{{"leaf", "l1"}, {"spine", "s0"}}));
+}
+
 // Random submissions, cancels, exits and node losses; after every step no GPU holds more than
 // 1000 milli of live tasks, and every commit the controller attempted went through.
 TEST_F(ControllerTest, NoGpuIsEverBoundTwiceUnderRandomOperations) {

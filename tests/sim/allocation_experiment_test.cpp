@@ -56,6 +56,26 @@ TEST(AllocationExperimentTest, ArrivalOrderInflatesToJustBelowTarget) {
     EXPECT_EQ(pods[order[i]].id, reversed[order2[i]].id);
 }
 
+TEST(AllocationExperimentTest, TieRankIsAPermutationDrawnPerSeedOverNodeNames) {
+  Cluster c = SmallCluster();
+  const auto rank = AllocationNodeTieRank(c, 7);
+  ASSERT_EQ(rank.size(), c.nodes().size());
+  auto sorted = rank;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::uint32_t i = 0; i < sorted.size(); ++i) EXPECT_EQ(sorted[i], i);
+  EXPECT_EQ(AllocationNodeTieRank(c, 7), rank);
+  EXPECT_NE(AllocationNodeTieRank(c, 8), rank);
+  // The same nodes added in another order keep their rank: it follows the names.
+  Cluster reversed;
+  for (auto it = c.nodes().rbegin(); it != c.nodes().rend(); ++it) {
+    ASSERT_TRUE(reversed.AddNode(it->name, "V100", it->gpu_count, 32000, 1 << 18));
+  }
+  const auto rank2 = AllocationNodeTieRank(reversed, 7);
+  for (std::size_t i = 0; i < c.nodes().size(); ++i) {
+    EXPECT_EQ(rank2[c.nodes().size() - 1 - i], rank[i]) << c.nodes()[i].name;
+  }
+}
+
 TEST(AllocationExperimentTest, EveryPolicyStaysWithinCapacityAndIsDeterministic) {
   auto pods = Pods();
   Cluster c = SmallCluster();

@@ -236,6 +236,39 @@ TEST_F(SqliteStoreTest, RefusesANewerSchema) {
   EXPECT_NE(store.error().message.find("schema version 99"), std::string::npos);
 }
 
+// A version 2 store (before nodes.topology) opens: its nodes have no place, and a node
+// registered with one afterwards keeps it.
+TEST_F(SqliteStoreTest, UpgradesAVersion2StoreWithTheTopologyColumn) {
+  NodeRecord node;
+  node.name = "gpu-1";
+  node.gpus_json = "[]";
+  {
+    auto store = OpenStore();
+    Change c;
+    c.put_nodes.push_back(node);
+    ASSERT_TRUE(store->Commit(c).has_value());
+  }
+  const std::string cmd = "sqlite3 " + path_ +
+                          " \"ALTER TABLE nodes DROP COLUMN topology; UPDATE meta SET value='2' "
+                          "WHERE key='schema_version'\"";
+  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "sqlite3 shell not available";
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    auto contents = store->Load();
+    ASSERT_TRUE(contents.has_value()) << contents.error().message;
+    ASSERT_EQ(contents->nodes.size(), 1u);
+    EXPECT_EQ(contents->nodes[0].topology_json, "{}");
+    Change c;
+    node.topology_json = R"({"leaf":"l3","spine":"s1"})";
+    c.put_nodes.push_back(node);
+    ASSERT_TRUE(store->Commit(c).has_value());
+  }
+  auto contents = OpenStore()->Load();
+  ASSERT_TRUE(contents.has_value());
+  EXPECT_EQ(contents->nodes.at(0).topology_json, R"({"leaf":"l3","spine":"s1"})");
+}
+
 // A version 1 store (before jobs.held) opens: the column is added, its jobs are not held, and
 // a hold written afterwards round-trips.
 TEST_F(SqliteStoreTest, UpgradesAVersion1StoreWithTheHeldColumn) {
@@ -246,8 +279,8 @@ TEST_F(SqliteStoreTest, UpgradesAVersion1StoreWithTheHeldColumn) {
     ASSERT_TRUE(store->Commit(c).has_value());
   }
   const std::string cmd = "sqlite3 " + path_ +
-                          " \"ALTER TABLE jobs DROP COLUMN held; UPDATE meta SET value='1' "
-                          "WHERE key='schema_version'\"";
+                          " \"ALTER TABLE jobs DROP COLUMN held; ALTER TABLE nodes DROP COLUMN "
+                          "topology; UPDATE meta SET value='1' WHERE key='schema_version'\"";
   if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "sqlite3 shell not available";
   {
     auto store = OpenStore();

@@ -1,40 +1,31 @@
-// dotprod (Tetris, Grandl et al., SIGCOMM'14, as used by the FGD paper): the node, and for a
-// share the GPU, whose free-resource vector has the smallest dot product with the request,
-// both normalised by the node's capacity over (CPU, memory, GPU). Score = −dot.
+// dotprod (Tetris, Grandl et al., SIGCOMM'14), as the FGD authors' simulator runs it for the
+// paper (dot_product_score.go with the "merge" GPU dimension and "max" normalisation): the
+// node's free vector (CPU, all free GPU milli) and the task's request (CPU, all its GPU milli),
+// both divided by the largest node spec (128 cores, 8000 milli); score = int(100·(1 − dot/2)),
+// so the smallest dot product wins. Memory is not a dimension. GPUs: best fit ("best", the
+// tightest GPU for a share; the lowest-numbered free GPUs otherwise).
 #include "sched/placement/policies.h"
+#include "sched/placement/reference_scores.h"
 
 namespace tessera {
 
 namespace {
-double Ratio(std::int64_t a, std::int64_t b) {
-  return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
-}
-
 class DotProductPolicy final : public PlacementPolicy {
  public:
   std::string_view name() const override { return "dotprod"; }
   NodeScore Score(const ClusterState& state, NodeId id, const TaskShape& shape,
                   Rng&) const override {
-    const auto& node = state.cluster().node(id);
     const auto& s = state.node(id);
-    const auto& cap = node.capacity;
-    const double cpu = Ratio(s.free.cpu_milli, cap.cpu_milli) * Ratio(shape.cpu_milli, cap.cpu_milli);
-    const double mem =
-        Ratio(s.free.memory_mib, cap.memory_mib) * Ratio(shape.memory_mib, cap.memory_mib);
-    if (!shape.IsShare()) {
-      const double gpu = Ratio(s.free.gpu_milli, cap.gpu_milli) *
-                         Ratio(shape.gpus * std::int64_t{shape.gpu_milli}, cap.gpu_milli);
-      return {-(cpu + mem + gpu), TightestGpus(node, s, shape)};
-    }
-    // For a share, the GPU dimension is that one GPU: free milli ÷ 1000 × request ÷ 1000.
-    NodeScore best{-1e300, 0};
-    for (int g = 0; g < node.gpu_count; ++g) {
-      if (s.gpu_free[g] < shape.gpu_milli) continue;
-      const double gpu = Ratio(s.gpu_free[g], kMilliPerGpu) * Ratio(shape.gpu_milli, kMilliPerGpu);
-      const double score = -(cpu + mem + gpu);
-      if (best.gpu_mask == 0 || score > best.score) best = {score, static_cast<std::uint16_t>(1U << g)};
-    }
-    return best;
+    const auto need = shape.Total();
+    const auto gpu_spec = static_cast<double>(reference::kMaxSpecGpuMilli);
+    double dot = 0;
+    dot += static_cast<double>(s.free.cpu_milli) / reference::kMaxSpecCpuMilli *
+           (static_cast<double>(need.cpu_milli) / reference::kMaxSpecCpuMilli);
+    dot += static_cast<double>(s.free.gpu_milli) / gpu_spec *
+           (static_cast<double>(need.gpu_milli) / gpu_spec);
+    dot /= 2;  // two dimensions: normalised to [0, 1]
+    const double score = reference::Truncate(reference::kMaxNodeScore * (1 - dot));
+    return {score, TightestGpus(state.cluster().node(id), s, shape)};
   }
 };
 }  // namespace

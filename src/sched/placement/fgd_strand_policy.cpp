@@ -196,7 +196,9 @@ class FgdStrandPolicy final : public PlacementPolicy {
 }  // namespace
 
 std::unique_ptr<PlacementPolicy> MakeFgdStrandPolicy(const PlacementConfig& config) {
-  return std::make_unique<FgdStrandPolicy>(config.target_workload);
+  // Every shape of the workload when the caller gave them, FGD's target otherwise.
+  return std::make_unique<FgdStrandPolicy>(
+      config.workload_mix.shapes.empty() ? config.target_workload : config.workload_mix);
 }
 
 }  // namespace tessera

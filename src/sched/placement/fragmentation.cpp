@@ -13,8 +13,7 @@ auto ShapeKey(const WorkloadShape& w) {
 }
 }  // namespace
 
-TargetWorkload TargetWorkload::FromTasks(const std::vector<WorkloadShape>& tasks,
-                                         double coverage) {
+TargetWorkload TargetWorkload::FromTasks(const std::vector<WorkloadShape>& tasks, double coverage) {
   std::map<decltype(ShapeKey(tasks.front())), WorkloadShape> by_key;
   std::int64_t total = 0;
   for (const auto& t : tasks) {
@@ -25,8 +24,15 @@ TargetWorkload TargetWorkload::FromTasks(const std::vector<WorkloadShape>& tasks
   TargetWorkload w;
   w.total = total;
   for (auto& [key, shape] : by_key) w.shapes.push_back(shape);
-  std::stable_sort(w.shapes.begin(), w.shapes.end(),
-                   [](const WorkloadShape& a, const WorkloadShape& b) { return a.count > b.count; });
+  // Most frequent first; equal counts in descending (CPU, per-GPU milli, GPU count, models)
+  // order, as the FGD authors' simulator orders them, so the same shapes survive the cut.
+  std::stable_sort(
+      w.shapes.begin(), w.shapes.end(), [](const WorkloadShape& a, const WorkloadShape& b) {
+        return std::make_tuple(a.count, a.shape.cpu_milli, a.shape.gpu_milli, a.shape.gpus,
+                               a.models.bits()) > std::make_tuple(b.count, b.shape.cpu_milli,
+                                                                  b.shape.gpu_milli, b.shape.gpus,
+                                                                  b.models.bits());
+      });
   std::int64_t covered = 0;
   std::size_t keep = 0;
   while (keep < w.shapes.size() &&

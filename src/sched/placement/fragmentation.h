@@ -27,7 +27,8 @@ struct TargetWorkload {
 
   // Shapes of `tasks` (with their accepted models), most frequent first, kept until they
   // cover `coverage` of all tasks (FGD keeps 95%). Ties in frequency are broken by the shape's
-  // fields so that the result does not depend on input order.
+  // fields, larger first as in the FGD authors' simulator, so that the result does not depend
+  // on input order.
   static TargetWorkload FromTasks(const std::vector<WorkloadShape>& tasks, double coverage);
 };
 

@@ -15,7 +15,8 @@ std::uint16_t TightestGpus(const Node& node, const NodeState& s, const TaskShape
   if (shape.IsShare()) {
     int best = -1;
     for (int g = 0; g < node.gpu_count; ++g) {
-      if (s.gpu_free[g] >= shape.gpu_milli && (best < 0 || s.gpu_free[g] < s.gpu_free[best])) best = g;
+      if (s.gpu_free[g] >= shape.gpu_milli && (best < 0 || s.gpu_free[g] < s.gpu_free[best]))
+        best = g;
     }
     return best < 0 ? 0 : static_cast<std::uint16_t>(1U << best);
   }

@@ -1,8 +1,15 @@
-// clustering (GPU clustering as in the FGD paper's baselines): keep tasks of equal per-GPU
-// request together. Tiers: 4 = the node's GPU tasks all have this task's per-GPU request,
-// 3 = they include it among others, 2 = the node has no GPU task, 1 = the rest. Within a tier
-// the fuller node wins. Score = tier · 10^6 − free GPU milli of the node.
+// clustering, as the FGD authors' simulator scores it (gpu_clustering_score.go): keep tasks of
+// one GPU-affinity tag together (GpuAffinityTag: "share-gpu", or "N-gpu" for N whole GPUs).
+// With fill = 25·(8000 − the node's free GPU milli)/8000 in integers (8000 milli being the
+// largest node, a smaller node looks fuller), the score of a GPU task is
+//   75 + fill  on a node whose GPU tasks all carry this task's tag,
+//   50 + fill  on a node where the tag is among others,
+//   25 + fill  on a node with no GPU task,
+//        fill  on the rest.
+// A CPU-only task scores 0 everywhere, i.e. goes where the tie-break puts it. GPUs:
+// best fit (the tightest GPU for a share; the lowest-numbered free GPUs otherwise).
 #include "sched/placement/policies.h"
+#include "sched/placement/reference_scores.h"
 
 namespace tessera {
 
@@ -14,16 +21,21 @@ class GpuClusteringPolicy final : public PlacementPolicy {
                   Rng&) const override {
     const auto& node = state.cluster().node(id);
     const auto& s = state.node(id);
-    const auto& sizes = state.request_sizes(id);
-    bool has_same = false;
-    for (const auto& [milli, count] : sizes) has_same |= (milli == shape.gpu_milli);
-    double tier = 1;
-    if (sizes.empty()) {
-      tier = 2;
-    } else if (has_same) {
-      tier = sizes.size() == 1 ? 4 : 3;
+    if (shape.gpus == 0) return {0, 0};
+    constexpr std::int64_t kQuarter = reference::kMaxNodeScore / 4;
+    const std::int64_t fill =
+        kQuarter * (reference::kMaxSpecGpuMilli - s.free.gpu_milli) / reference::kMaxSpecGpuMilli;
+    const auto& tags = state.gpu_affinities(id);
+    const std::int32_t tag = GpuAffinityTag(shape.gpus, shape.gpu_milli);
+    bool has_tag = false;
+    for (const auto& [t, count] : tags) has_tag |= (t == tag);
+    std::int64_t base = 0;
+    if (has_tag) {
+      base = tags.size() == 1 ? 3 * kQuarter : 2 * kQuarter;
+    } else if (tags.empty()) {
+      base = kQuarter;
     }
-    return {tier * 1e6 - static_cast<double>(s.free.gpu_milli), TightestGpus(node, s, shape)};
+    return {static_cast<double>(base + fill), TightestGpus(node, s, shape)};
   }
 };
 }  // namespace

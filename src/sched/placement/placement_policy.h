@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/cluster_state.h"
@@ -22,9 +23,34 @@ struct NodeScore {
   std::uint16_t gpu_mask = 0;  // the GPUs the task would take on this node
 };
 
+// How the framework picks among nodes of equal best score.
+enum class TieBreak {
+  // The first tied node in a node order fixed for the run (PlacementConfig::node_rank; by node
+  // name when none is given). The FGD authors' simulator picks the smallest node name among
+  // equal scores (its vendored Kubernetes selectHost, "for reproducibility") after prefixing
+  // every node name with its place in a random permutation drawn at start: in effect a random
+  // node order that equal scores fill front to back. The allocation experiment's default, so
+  // that the FGD paper's baselines behave as published.
+  kNodeOrder,
+  // One seeded uniform draw among the tied nodes (Kubernetes' own selectHost). Tessera's
+  // scheduler default: node names carry no meaning in a real cluster.
+  kSeededDraw,
+};
+
 // Settings a placement policy may read; each documents its default.
 struct PlacementConfig {
-  TargetWorkload target_workload;  // fgd: the expected task shapes (default: none = no fragmentation)
+  TieBreak tie_break = TieBreak::kSeededDraw;  // how equal scores are broken (see TieBreak)
+  // kNodeOrder: each node's rank, indexed by NodeId; the lower rank wins a tie (default: none =
+  // by node name). The allocation experiment draws one permutation per seed, as the reference.
+  std::vector<std::uint32_t> node_rank;
+  TargetWorkload
+      target_workload;  // fgd: the expected task shapes (default: none = no fragmentation)
+  // fgd-strand: every task shape of the workload with its count (default: none = use
+  // target_workload). FGD's target keeps only the popular shapes; fgd-strand wants them all.
+  TargetWorkload workload_mix;
+  // fgd: compare the fragmentation decrease exactly instead of the reference simulator's
+  // integer score 0-100 (default off = the reference, as the FGD paper ran it).
+  bool exact_scores = false;
 };
 
 class PlacementPolicy {
@@ -44,6 +70,18 @@ class PlacementPolicy {
                                   const NodeScore& score, Rng&) const {
     return score.gpu_mask;
   }
+  // How the framework breaks ties among this policy's best nodes (PlacementConfig::tie_break).
+  virtual TieBreak tie_break() const { return tie_break_; }
+  // kNodeOrder: the rank of each node (PlacementConfig::node_rank); empty = by node name.
+  const std::vector<std::uint32_t>& node_rank() const { return node_rank_; }
+  void set_tie_break(TieBreak t, std::vector<std::uint32_t> node_rank) {
+    tie_break_ = t;
+    node_rank_ = std::move(node_rank);
+  }
+
+ private:
+  TieBreak tie_break_ = TieBreak::kSeededDraw;
+  std::vector<std::uint32_t> node_rank_;
 };
 
 // The policies registered by name: random, dotprod, clustering, packing, bestfit, fgd, firstfit.

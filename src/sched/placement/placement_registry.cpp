@@ -32,12 +32,15 @@ std::vector<std::string> PlacementPolicyNames() {
 Result<std::unique_ptr<PlacementPolicy>> MakePlacementPolicy(std::string_view name,
                                                              const PlacementConfig& config) {
   for (const auto& [n, factory] : Registry()) {
-    if (n == name) return factory(config);
+    if (n != name) continue;
+    auto policy = factory(config);
+    policy->set_tie_break(config.tie_break, config.node_rank);
+    return policy;
   }
   std::string known;
   for (const auto& n : PlacementPolicyNames()) known += (known.empty() ? "" : ", ") + n;
-  return InvalidArgument("placement policy '" + std::string(name) + "' is unknown (known: " +
-                         known + ")");
+  return InvalidArgument("placement policy '" + std::string(name) +
+                         "' is unknown (known: " + known + ")");
 }
 
 }  // namespace tessera

@@ -1,5 +1,7 @@
-// random: every feasible node scores the same, so the placer's seeded tie-break picks one
-// uniformly; a share then goes to a uniformly drawn GPU of that node that fits.
+// random: every feasible node scores the same and the placer draws one uniformly (whatever
+// PlacementConfig::tie_break says: the reference's RandomScore plugin also gives its top score
+// to one uniformly drawn feasible node); a share then goes to a uniformly drawn GPU of that node
+// that fits.
 #include "sched/placement/policies.h"
 
 namespace tessera {
@@ -8,6 +10,7 @@ namespace {
 class RandomPolicy final : public PlacementPolicy {
  public:
   std::string_view name() const override { return "random"; }
+  TieBreak tie_break() const override { return TieBreak::kSeededDraw; }
   NodeScore Score(const ClusterState& state, NodeId id, const TaskShape& shape,
                   Rng&) const override {
     return {0, TightestGpus(state.cluster().node(id), state.node(id), shape)};

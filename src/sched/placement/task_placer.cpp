@@ -95,7 +95,19 @@ std::optional<TaskPlacement> TaskPlacer::Place(const ClusterState& state, const 
     for (std::uint32_t i = 0; i < n; ++i) consider(NodeId(i));
   }
   if (tied.empty()) return std::nullopt;
-  const NodeId best = tied.size() == 1 ? tied[0] : tied[rng.Uniform(tied.size())];
+  NodeId best = tied[0];
+  if (tied.size() > 1 && policy_.tie_break() == TieBreak::kSeededDraw) {
+    best = tied[rng.Uniform(tied.size())];
+  } else if (tied.size() > 1) {
+    const auto& rank = policy_.node_rank();
+    auto before = [&](NodeId a, NodeId b) {
+      if (a.value < rank.size() && b.value < rank.size()) return rank[a.value] < rank[b.value];
+      return cluster.node(a).name < cluster.node(b).name;
+    };
+    for (NodeId id : tied) {
+      if (before(id, best)) best = id;
+    }
+  }
   if (best != tied[0]) best_score = policy_.Score(state, best, shape, rng);  // its own GPUs
   return TaskPlacement{best, policy_.FinalGpus(state, best, shape, best_score, rng),
                        shape.gpus > 0 ? shape.gpu_milli : 0, shape.cpu_milli, shape.memory_mib};

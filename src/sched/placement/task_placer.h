@@ -1,7 +1,7 @@
 // The placement mechanism: filters the nodes where a task fits, asks the policy for a score,
-// breaks ties with the seeded generator, and places gangs all-or-nothing. Scores of
-// deterministic policies are memoised per (node, task shape) until the node changes, so a
-// placement costs one cache probe per unchanged node.
+// breaks ties as the policy says (TieBreak: a node order fixed for the run, or a seeded draw),
+// and places gangs all-or-nothing. Scores of deterministic policies are memoised per (node,
+// task shape) until the node changes, so a placement costs one cache probe per unchanged node.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,84 @@
+// How the placer picks among nodes of equal best score (TieBreak).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "sched/placement/placement_policy.h"
+#include "sched/placement/task_placer.h"
+
+namespace tessera {
+namespace {
+
+// Three identical nodes, added out of name order: NodeId 0 is "c", 1 is "a", 2 is "b".
+class TieBreakTest : public ::testing::Test {
+ protected:
+  TieBreakTest() {
+    for (const char* name : {"c", "a", "b"}) {
+      EXPECT_TRUE(cluster_.AddNode(name, "T4", 4, 32000, 128 * 1024));
+    }
+  }
+  // The node a CPU-only task goes to: clustering scores it 0 on every node, so all tie.
+  std::uint32_t PlaceCpuTask(const PlacementConfig& config, std::uint64_t seed) {
+    auto policy = MakePlacementPolicy(config_policy_, config);
+    EXPECT_TRUE(policy);
+    TaskPlacer placer(**policy, nullptr);
+    ClusterState state(cluster_);
+    Rng rng(seed);
+    auto p = placer.Place(state, TaskShape{1000, 0, 0, 0}, GpuModelSet::Any(), rng);
+    EXPECT_TRUE(p);
+    return p ? p->node.value : ~0U;
+  }
+  Cluster cluster_;
+  std::string config_policy_ = "clustering";
+};
+
+TEST_F(TieBreakTest, WithoutARankTheSmallestNameWins) {
+  PlacementConfig config;
+  config.tie_break = TieBreak::kNodeOrder;
+  for (std::uint64_t seed = 0; seed < 5; ++seed) EXPECT_EQ(PlaceCpuTask(config, seed), 1U);  // "a"
+}
+
+TEST_F(TieBreakTest, TheLowestRankWins) {
+  PlacementConfig config;
+  config.tie_break = TieBreak::kNodeOrder;
+  config.node_rank = {1, 2, 0};  // "b" first
+  for (std::uint64_t seed = 0; seed < 5; ++seed) EXPECT_EQ(PlaceCpuTask(config, seed), 2U);
+  config.node_rank = {0, 2, 1};  // "c" first
+  EXPECT_EQ(PlaceCpuTask(config, 0), 0U);
+}
+
+TEST_F(TieBreakTest, ASeededDrawSpreadsTiesAndIsTheDefault) {
+  PlacementConfig config;
+  EXPECT_EQ(config.tie_break, TieBreak::kSeededDraw);
+  config.node_rank = {1, 2, 0};  // ignored by a draw
+  std::set<std::uint32_t> chosen;
+  for (std::uint64_t seed = 0; seed < 30; ++seed) chosen.insert(PlaceCpuTask(config, seed));
+  EXPECT_EQ(chosen.size(), 3U);
+}
+
+TEST_F(TieBreakTest, RandomDrawsWhateverTheConfigSays) {
+  config_policy_ = "random";
+  std::set<std::uint32_t> chosen;
+  for (std::uint64_t seed = 0; seed < 30; ++seed) chosen.insert(PlaceCpuTask({}, seed));
+  EXPECT_EQ(chosen.size(), 3U);
+}
+
+TEST_F(TieBreakTest, AHigherScoreBeatsARank) {
+  // bestfit prefers the fuller node whatever the rank: node "b" (id 2, ranked last) has a GPU
+  // taken.
+  PlacementConfig config;
+  config.tie_break = TieBreak::kNodeOrder;
+  config.node_rank = {0, 1, 2};
+  auto ranked = MakePlacementPolicy("bestfit", config);
+  ASSERT_TRUE(ranked);
+  TaskPlacer placer(**ranked, nullptr);
+  ClusterState state(cluster_);
+  ASSERT_TRUE(state.Apply({TaskPlacement{NodeId(2), 0b1, 1000, 0, 0}}));
+  Rng rng(1);
+  auto p = placer.Place(state, TaskShape{1000, 0, 1, 1000}, GpuModelSet::Any(), rng);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->node.value, 2U);
+}
+
+}  // namespace
+}  // namespace tessera
