@@ -505,7 +505,7 @@ void RegisterSimCommand(CLI::App& app) {
       ->capture_default_str();
   sim->add_option("--trace", flags->trace, "trace file (format recognised from its header)");
   sim->add_option("--trace-format", flags->trace_format,
-                  "force the trace format: openb-pods, itp, muri, philly, csv");
+                  "force the trace format: openb-pods, itp, muri, philly, sacct, csv");
   sim->add_flag("--skip-bad-rows", flags->skip_bad_rows,
                 "skip and count malformed rows instead of stopping");
   sim->add_option("--cluster", flags->cluster,

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "server/job_limits.h"
 #include "server/job_views.h"
 #include "server/unit_lifecycle.h"
 #include "spec/document.h"
@@ -375,6 +376,7 @@ TaskLaunch AgentService::LaunchOfLocked(const TaskRecord& t) const {
   l.command = role->command;
   l.shell = spec.shell;
   l.env = spec.env;
+  l.env["TESSERA_NODES"] = GangNodes(core_.state, job, t);
   l.master_addr = t.master_addr;
   l.master_port = t.master_port;
   l.grace_period_seconds = spec.grace_period_seconds;

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <random>
 
+#include "server/job_limits.h"
+
 namespace tessera {
 
 Controller::Controller(Store* store, ControllerOptions options, std::set<std::string> leaf_queues)
@@ -84,6 +86,7 @@ void Controller::LivenessLoop() {
       if (core_.stopping) return;
     }
     agents_.CheckLiveness();
+    EnforceTimeLimits(core_);
   }
 }
 

@@ -38,7 +38,8 @@ struct JobState {
   // Why it is pending, as of the last cycle (not durable; rendered by the views).
   std::uint64_t never_fits_generation = 0;  // node generation the reason was computed for
   std::optional<std::string> never_fits;
-  bool waiting = false;  // in the last snapshot, pending and not bound
+  bool waiting = false;    // in the last snapshot, pending and not bound
+  std::string blocked_by;  // unmet spec.dependencies as of the last cycle; empty: none
 };
 
 struct RegisteredNode {

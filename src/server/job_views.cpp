@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "server/change_builder.h"
+#include "server/job_gates.h"
 #include "server/queue_view.h"
 #include "spec/document.h"
 #include "spec/protocol.h"
@@ -154,6 +155,8 @@ Json JobSummary(const ControllerState& state, const JobState& job) {
   const bool held = job.rec.held && job.rec.finished_ms == 0 && phase == JobPhase::kPending;
   if (held) {
     message = "held: `tessera release " + job.rec.name + "` lets it be scheduled";
+  } else if (phase == JobPhase::kPending && !job.blocked_by.empty()) {
+    message = job.blocked_by;
   } else if (job.rec.finished_ms == 0 && (phase == JobPhase::kPending ||
                                           (phase == JobPhase::kRunning && job.units.size() > 1))) {
     if (std::string pending = PendingMessage(state, job); !pending.empty()) message = pending;
@@ -174,6 +177,10 @@ Json JobSummary(const ControllerState& state, const JobState& job) {
             {"startTimeMs", started},
             {"finishTimeMs", job.rec.finished_ms}};
   if (held) j["reason"] = "Held";
+  if (!held && phase == JobPhase::kPending && !job.blocked_by.empty()) j["reason"] = "Dependency";
+  if (phase == JobPhase::kFailed) {
+    if (auto reason = FailureReasonOf(job.rec.message)) j["reason"] = *reason;
+  }
   if (!message.empty()) j["message"] = message;
   if (!job.spec.user.empty()) j["user"] = job.spec.user;
   return j;

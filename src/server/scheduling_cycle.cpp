@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/job_limits.h"
+
 namespace tessera {
 
 SchedulingCycle::SchedulingCycle(ControllerCore& core, std::uint64_t port_salt)
@@ -20,6 +22,7 @@ std::optional<CycleSnapshot> SchedulingCycle::SnapshotLocked(const Scheduler** s
   if (!cluster_.cluster || cluster_.generation != state.node_generation)
     cluster_ = BuildCycleCluster(state, core_.options().topology_levels);
   RefreshSchedulingWorkloads(state, cluster_);
+  ApplyDependenciesLocked(core_);
   for (auto id : state.active) state.jobs.at(id).waiting = false;
   CycleSnapshot snapshot = BuildCycleSnapshot(state, cluster_, core_.Now(), seed, versions_);
   for (const auto& problem : snapshot.problems) spdlog::warn("scheduling cycle: {}", problem);

@@ -1,15 +1,17 @@
 #include "server/snapshot_builder.h"
 
 #include "sched/placement/task_placer.h"
+#include "server/job_gates.h"
 #include "spec/protocol.h"
 
 namespace tessera {
 
 namespace {
 
-// Whether the scheduler sees `job` at all: active, not held, with a unit pending or running.
+// Whether the scheduler sees `job` at all: active, not held, its dependencies met, with a
+// unit pending or running.
 bool Schedulable(const JobState& job) {
-  if (job.rec.held || job.rec.finished_ms != 0) return false;
+  if (job.rec.held || job.rec.finished_ms != 0 || !job.blocked_by.empty()) return false;
   for (const auto& u : job.units) {
     if (u.phase == UnitPhase::kPending || u.phase == UnitPhase::kRunning) return true;
   }
@@ -141,9 +143,11 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
   for (auto id : state.active) {
     const JobState& job = state.jobs.at(id);
     if (!Schedulable(job) || job.unit_workloads.empty()) continue;
+    int free_slots = FreeParallelismSlots(job.spec, job.units);  // BatchJob spec.parallelism
     for (const auto& unit : job.units) {
       const bool pending = unit.phase == UnitPhase::kPending;
       if (!pending && unit.phase != UnitPhase::kRunning) continue;
+      if (pending && free_slots-- <= 0) continue;
       const auto& w =
           job.unit_workloads[job.spec.IndependentTasks() ? static_cast<std::size_t>(unit.unit) : 0];
       if (pending) {

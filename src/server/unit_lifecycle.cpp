@@ -70,6 +70,7 @@ void StopUnit(ChangeBuilder& change, const JobState& job, int u, UnitPhase targe
 void EvaluateUnit(ChangeBuilder& change, const JobState& job, int u, Tick now) {
   const UnitRecord& unit = change.Unit(job, u);
   int live = 0, total = 0, succeeded = 0;
+  bool rank0_succeeded = false;
   std::int64_t failed = -1;
   ForEachTask(change, job, [&](std::int64_t tid) {
     const TaskRecord& t = change.Task(tid);
@@ -77,6 +78,7 @@ void EvaluateUnit(ChangeBuilder& change, const JobState& job, int u, Tick now) {
     ++total;
     if (IsLive(t.state)) ++live;
     if (t.state == TaskState::kSucceeded) ++succeeded;
+    rank0_succeeded |= t.rank == 0 && t.state == TaskState::kSucceeded;
     if ((t.state == TaskState::kFailed || t.state == TaskState::kLost) && failed < 0) failed = tid;
   });
   const std::string object = JobObject(job.rec);
@@ -84,6 +86,12 @@ void EvaluateUnit(ChangeBuilder& change, const JobState& job, int u, Tick now) {
     if (failed >= 0) {
       const TaskRecord failed_task = change.Task(failed);
       OnTaskFailed(change, job, u, failed_task, now);
+      return;
+    }
+    if (job.spec.success_policy == SuccessPolicy::kRank0 && rank0_succeeded && succeeded < total) {
+      change.Event("JobCompleting", object, "rank 0 exited with code 0 (successPolicy Rank0)");
+      StopUnit(change, job, u, UnitPhase::kSucceeded,
+               "rank 0 exited with code 0; stopping the other ranks", now);
       return;
     }
     if (total > 0 && succeeded == total) {

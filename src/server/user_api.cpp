@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "server/job_gates.h"
 #include "server/job_object.h"
 #include "server/snapshot_builder.h"
 #include "server/unit_lifecycle.h"
@@ -127,6 +128,13 @@ std::vector<ApiResult<Json>> UserApi::CommitSubmissions(
     const JobSpec& spec = batch[i]->spec;
     if (state.FindJob(spec.queue, spec.name) || !names.insert({spec.queue, spec.name}).second) {
       results[i] = duplicate(spec);
+      continue;
+    }
+    if (auto missing = MissingDependency(spec, [&](const JobDependency& d) {
+          return state.FindJob(d.queue, d.name) || names.contains({d.queue, d.name});
+        })) {
+      results[i] = std::unexpected(ApiErr(InvalidArgument(*missing)));
+      names.erase({spec.queue, spec.name});
       continue;
     }
     AddJobLocked(spec, batch[i]->hold, id, change, new_queues);

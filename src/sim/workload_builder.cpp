@@ -16,7 +16,8 @@ Workload ToWorkload(const TraceJob& t, const Cluster& cluster, JobId id) {
   w.name = t.id;
   w.kind = WorkloadKind::kTraining;
   w.user = t.user;
-  w.queue = t.user.empty() ? "default" : t.user;
+  // A Slurm site's shares are per account; other traces have users only.
+  w.queue = !t.account.empty() ? t.account : t.user.empty() ? "default" : t.user;
   w.submit = t.submit;
   w.duration = t.duration;
   w.gpu_models = t.gpu_models;

@@ -430,22 +430,33 @@ class Validator {
   std::vector<FieldError>& errors_;
 };
 
-const std::set<std::string> kCommonSpecKeys = {
-    "priority",    "preemptible", "gpuModels", "topology", "gracePeriodSeconds",
-    "maxRestarts", "command",     "env",       "shell",    "workingDir",
-    "cpu",         "memory"};
+const std::set<std::string> kCommonSpecKeys = {"priority",
+                                               "preemptible",
+                                               "gpuModels",
+                                               "topology",
+                                               "gracePeriodSeconds",
+                                               "maxRestarts",
+                                               "command",
+                                               "env",
+                                               "shell",
+                                               "workingDir",
+                                               "cpu",
+                                               "memory",
+                                               "timeLimitSeconds",
+                                               "dependencies"};
 
 std::set<std::string> SpecKeysFor(WorkloadKind kind) {
   std::set<std::string> keys = kCommonSpecKeys;
   switch (kind) {
     case WorkloadKind::kTraining:
-      keys.insert({"workers", "gpusPerWorker", "processesPerWorker", "elastic", "checkpoint"});
+      keys.insert({"workers", "gpusPerWorker", "processesPerWorker", "elastic", "checkpoint",
+                   "successPolicy"});
       break;
     case WorkloadKind::kInference:
       keys.insert({"replicas", "gpusPerReplica", "gpuMemory", "slo", "routing"});
       break;
     case WorkloadKind::kBatch:
-      keys.insert({"tasks", "gpusPerTask", "gpuMemory"});
+      keys.insert({"tasks", "gpusPerTask", "gpuMemory", "parallelism"});
       break;
     case WorkloadKind::kDevSession:
       keys.insert({"gpus", "gpuMemory"});
@@ -540,7 +551,66 @@ void ApplyGpuMemory(Validator& val, const Json& spec, const std::vector<std::str
   shape.gpu_milli = std::clamp<std::int32_t>(milli, 1, static_cast<std::int32_t>(kMilliPerGpu));
 }
 
+// spec.dependencies: [{type: afterok|afterany, job: NAME or QUEUE/NAME}], a bare NAME being in
+// the job's own queue.
+void ParseDependencies(Validator& val, const Json& s, JobSpec& spec) {
+  const Json* deps = val.Find(s, "dependencies");
+  if (deps == nullptr) return;
+  const std::string field = "spec.dependencies";
+  if (!deps->is_array()) {
+    val.Fail(field,
+             "must be a list of {type: afterok|afterany, job: NAME}, got " + Describe(*deps));
+    return;
+  }
+  if (deps->size() > kMaxDependencies) {
+    val.Fail(field, "must have at most " + std::to_string(kMaxDependencies) + " entries, got " +
+                        std::to_string(deps->size()));
+    return;
+  }
+  for (std::size_t i = 0; i < deps->size(); ++i) {
+    const std::string f = field + "[" + std::to_string(i) + "]";
+    const Json& d = (*deps)[i];
+    if (!d.is_object()) {
+      val.Fail(f, "must be a mapping {type: afterok|afterany, job: NAME}, got " + Describe(d));
+      continue;
+    }
+    val.CheckKeys(d, f, {"type", "job"}, "a dependency");
+    JobDependency dep;
+    bool good = true;
+    if (auto type = val.StringField(d, f, "type", 64, true)) {
+      if (*type == "afterok") {
+        dep.type = DependencyType::kAfterOk;
+      } else if (*type == "afterany") {
+        dep.type = DependencyType::kAfterAny;
+      } else {
+        val.Fail(f + ".type", "must be afterok or afterany, got " + Quote(*type));
+        good = false;
+      }
+    } else {
+      good = false;
+    }
+    auto job = val.StringField(d, f, "job", kMaxQueueLength + kMaxNameLength + 1, true);
+    if (!job || !good) continue;
+    const auto slash = job->rfind('/');
+    dep.name = slash == std::string::npos ? *job : job->substr(slash + 1);
+    dep.queue = slash == std::string::npos ? spec.queue : job->substr(0, slash);
+    if (!ValidJobName(dep.name) || !ValidQueuePath(dep.queue)) {
+      val.Fail(f + ".job",
+               "must be a job name, or QUEUE/NAME for a job in another queue, got " + Quote(*job));
+    } else if (dep.queue == spec.queue && dep.name == spec.name) {
+      val.Fail(f + ".job", "a job cannot depend on itself");
+    } else if (std::find(spec.dependencies.begin(), spec.dependencies.end(), dep) ==
+               spec.dependencies.end()) {
+      spec.dependencies.push_back(std::move(dep));
+    }
+  }
+}
+
 }  // namespace
+
+std::string_view DependencyTypeName(DependencyType type) {
+  return type == DependencyType::kAfterOk ? "afterok" : "afterany";
+}
 
 bool operator==(const JobSpec& a, const JobSpec& b) {
   auto fields = [](const JobSpec& s) {
@@ -549,7 +619,8 @@ bool operator==(const JobSpec& a, const JobSpec& b) {
                     s.max_workers, s.checkpoint_interval_seconds, s.checkpoint_dir,
                     s.grace_period_seconds, s.max_restarts, s.env, s.shell, s.working_dir,
                     s.replicas_min, s.replicas_max, s.slo_latency_ms, s.slo_tbt_ms,
-                    s.slo_percentile, s.routing_policy, s.routing_block_tokens, s.roles);
+                    s.slo_percentile, s.routing_policy, s.routing_block_tokens, s.roles,
+                    s.time_limit_seconds, s.dependencies, s.success_policy, s.parallelism);
   };
   return fields(a) == fields(b);
 }
@@ -626,6 +697,7 @@ const std::vector<std::string>& ReservedEnvNames() {
                                                   "TESSERA_TASK_ID",
                                                   "TESSERA_ATTEMPT",
                                                   "TESSERA_NODE",
+                                                  "TESSERA_NODES",
                                                   "TESSERA_SIMULATED_GPUS",
                                                   "TESSERA_CHECKPOINT_DIR",
                                                   "TESSERA_CHECKPOINT_INTERVAL_SECONDS",
@@ -824,6 +896,10 @@ Result<JobSpec> JobSpecFromJson(const Json& doc, std::vector<FieldError>* errors
       }
     }
   }
+  if (auto v = val.Int(*s, P, "timeLimitSeconds", 0, kMaxTimeLimitSeconds, false)) {
+    spec.time_limit_seconds = static_cast<int>(*v);
+  }
+  ParseDependencies(val, *s, spec);
   TaskShape base;  // cpu and memory shared by every task of the job
   val.CpuMemory(*s, P, base);
   std::vector<std::string> command;
@@ -881,6 +957,13 @@ Result<JobSpec> JobSpecFromJson(const Json& doc, std::vector<FieldError>* errors
       if (auto g = val.Gpus(*s, P, "gpusPerWorker", true, false, 0)) role.shape = with_base(*g);
       if (auto v = val.Int(*s, P, "processesPerWorker", 1, kMaxProcessesPerWorker, false)) {
         role.processes_per_worker = static_cast<int>(*v);
+      }
+      if (auto p = val.StringField(*s, P, "successPolicy", 64, false)) {
+        if (*p == "Rank0") {
+          spec.success_policy = SuccessPolicy::kRank0;
+        } else if (*p != "AllWorkers") {
+          val.Fail("spec.successPolicy", "must be AllWorkers or Rank0, got " + Quote(*p));
+        }
       }
       checkpoint();
       spec.roles.push_back(std::move(role));
@@ -948,6 +1031,8 @@ Result<JobSpec> JobSpecFromJson(const Json& doc, std::vector<FieldError>* errors
       RoleSpec role{"task", 1, {}, command, 1};
       if (auto v = val.Int(*s, P, "tasks", 1, kMaxTasksPerJob, true))
         role.count = static_cast<int>(*v);
+      if (auto v = val.Int(*s, P, "parallelism", 0, kMaxTasksPerJob, false))
+        spec.parallelism = static_cast<int>(*v);
       if (auto g = val.Gpus(*s, P, "gpusPerTask", !s->contains("gpuMemory"), true, 1)) {
         role.shape = with_base(*g);
         ApplyGpuMemory(val, *s, spec.gpu_models, "gpusPerTask", role.shape);
@@ -1115,6 +1200,15 @@ Json JobSpecToJson(const JobSpec& spec) {
   if (!spec.env.empty()) s["env"] = spec.env;
   if (spec.shell) s["shell"] = true;
   if (!spec.working_dir.empty()) s["workingDir"] = spec.working_dir;
+  if (spec.time_limit_seconds > 0) s["timeLimitSeconds"] = spec.time_limit_seconds;
+  if (!spec.dependencies.empty()) {
+    Json deps = Json::array();
+    for (const auto& d : spec.dependencies) {
+      deps.push_back(
+          {{"type", std::string(DependencyTypeName(d.type))}, {"job", d.queue + "/" + d.name}});
+    }
+    s["dependencies"] = std::move(deps);
+  }
   auto gpus_value = [](const TaskShape& shape) -> Json {
     if (shape.IsShare()) return MilliText(shape.gpu_milli);
     return shape.gpus;
@@ -1140,6 +1234,7 @@ Json JobSpecToJson(const JobSpec& spec) {
         s["workers"] = role.count;
         s["gpusPerWorker"] = gpus_value(role.shape);
         if (role.processes_per_worker != 1) s["processesPerWorker"] = role.processes_per_worker;
+        if (spec.success_policy == SuccessPolicy::kRank0) s["successPolicy"] = "Rank0";
         if (spec.max_workers > 0) {
           s["elastic"] = {{"minWorkers", spec.min_workers}, {"maxWorkers", spec.max_workers}};
         }
@@ -1161,6 +1256,7 @@ Json JobSpecToJson(const JobSpec& spec) {
       case WorkloadKind::kBatch:
         s["tasks"] = role.count;
         s["gpusPerTask"] = gpus_value(role.shape);
+        if (spec.parallelism > 0) s["parallelism"] = spec.parallelism;
         break;
       case WorkloadKind::kDevSession:
         s["gpus"] = gpus_value(role.shape);

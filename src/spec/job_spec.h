@@ -33,6 +33,27 @@ inline constexpr std::size_t kMaxArgBytes = 32 * 1024;
 inline constexpr std::size_t kMaxEnvEntries = 1024;
 inline constexpr std::size_t kMaxRoles = 16;
 inline constexpr int kMaxBlockTokens = 4096;
+inline constexpr int kMaxTimeLimitSeconds = 366 * 24 * 3600;
+inline constexpr std::size_t kMaxDependencies = 64;
+
+// `spec.dependencies[].type`: when a job may start, as Slurm's --dependency types of the same
+// name. afterok: once the other job has Succeeded (if it ends any other way, this job fails
+// with reason DependencyNeverSatisfied); afterany: once the other job has ended, however.
+enum class DependencyType { kAfterOk, kAfterAny };
+std::string_view DependencyTypeName(DependencyType type);
+
+// One job this job waits for, by queue and name (the queue defaults to the job's own).
+struct JobDependency {
+  DependencyType type = DependencyType::kAfterOk;
+  std::string queue;
+  std::string name;
+  friend bool operator==(const JobDependency&, const JobDependency&) = default;
+};
+
+// `spec.successPolicy` of a TrainingJob: when the gang is done. AllWorkers: when every task
+// exited 0; Rank0: when rank 0 exits (with its exit status), the other tasks are then stopped
+// (a Kubeflow PyTorchJob's Master, an sbatch script that runs on the first node).
+enum class SuccessPolicy { kAllWorkers, kRank0 };
 
 // One group of identical tasks and how each of them is launched.
 struct RoleSpec {
@@ -65,6 +86,12 @@ struct JobSpec {
   std::map<std::string, std::string> env;
   bool shell = false;       // run command[0] with /bin/sh -c (never implied)
   std::string working_dir;  // absolute; empty = a fresh directory per task on the agent
+  // Wall-time limit of each run in seconds, 0 = none: a run still going this long after it
+  // started is stopped as cancel stops it and the job fails with reason TimeLimit.
+  int time_limit_seconds = 0;
+  std::vector<JobDependency> dependencies;  // all must be met before the job is scheduled
+  SuccessPolicy success_policy = SuccessPolicy::kAllWorkers;  // TrainingJob
+  int parallelism = 0;  // BatchJob: at most this many tasks run at once; 0 = no cap
   // InferenceService.
   int replicas_min = 0, replicas_max = 0;
   int slo_latency_ms = 0;  // slo.ttftMs (an older slo.latencyMs is read as this); 0 = none

@@ -54,7 +54,7 @@ void SkipWithoutTraces() {
 // ---- the formats, on excerpts ------------------------------------------------------------
 
 TEST_F(TraceReaderTest, ListsFormats) {
-  EXPECT_THAT(TraceFormats(), ElementsAre("openb-pods", "itp", "muri", "philly", "csv"));
+  EXPECT_THAT(TraceFormats(), ElementsAre("openb-pods", "itp", "muri", "philly", "sacct", "csv"));
 }
 
 TEST_F(TraceReaderTest, OpenbPods) {
@@ -310,7 +310,7 @@ TEST_F(TraceReaderTest, ForcedFormatMustBeKnown) {
   auto trace = ReadTrace(Write("x.csv", "a\n"), options);
   ASSERT_FALSE(trace);
   EXPECT_THAT(trace.error().message, HasSubstr("unknown trace format 'slurm'"));
-  EXPECT_THAT(trace.error().message, HasSubstr("openb-pods, itp, muri, philly, csv"));
+  EXPECT_THAT(trace.error().message, HasSubstr("openb-pods, itp, muri, philly, sacct, csv"));
 }
 
 TEST_F(TraceReaderTest, DuplicateHeaderColumn) {

@@ -46,7 +46,17 @@ Result<bool> CsvFile::Next(CsvRecord* record) {
     if (Trim(view).empty()) continue;
     record->line = line_;
     record->malformed.reset();
-    record->malformed = SplitCsvLine(view, &record->fields);
+    if (separator_ == 0) {
+      separator_ =
+          view.find('|') != std::string_view::npos && view.find(',') == std::string_view::npos
+              ? '|'
+              : ',';
+    }
+    if (separator_ == '|') {
+      SplitPipeLine(view, &record->fields);
+    } else {
+      record->malformed = SplitCsvLine(view, &record->fields);
+    }
     return true;
   }
   if (in_->bad()) return IoError(path_ + ": read error after line " + std::to_string(line_));
@@ -93,6 +103,17 @@ std::optional<CsvLineError> SplitCsvLine(std::string_view s, std::vector<std::st
     ++column;
   }
   return std::nullopt;
+}
+
+void SplitPipeLine(std::string_view s, std::vector<std::string>* fields) {
+  fields->clear();
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = s.find('|', start);
+    fields->emplace_back(Trim(s.substr(start, end == std::string_view::npos ? end : end - start)));
+    if (end == std::string_view::npos) return;
+    start = end + 1;
+  }
 }
 
 bool IsValidUtf8(std::string_view s) {

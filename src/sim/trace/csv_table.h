@@ -39,10 +39,12 @@ class CsvFile {
   // a file that cannot be read.
   static Result<CsvFile> Open(const std::string& path);
 
-  // Reads the next non-blank record into `record`. Returns false at the end of the file and
-  // an Error only when the file itself cannot be read. A line that cannot be split (an
-  // unterminated quote, text after a closing quote) comes back with `record->malformed` set,
-  // so that the caller can name the column or skip the row; the file stays readable.
+  // Reads the next non-blank record into `record`. The separator is a comma, or '|' when the
+  // first line has a '|' and no comma (sacct --parsable2 output, whose fields are not quoted).
+  // Returns false at the end of the file and an Error only when the file itself cannot be read. A
+  // line that cannot be split (an unterminated quote, text after a closing quote) comes back with
+  // `record->malformed` set, so that the caller can name the column or skip the row; the file stays
+  // readable.
   Result<bool> Next(CsvRecord* record);
 
   const std::string& path() const { return path_; }
@@ -55,10 +57,13 @@ class CsvFile {
   std::unique_ptr<std::ifstream> in_;  // a pointer so that CsvFile can move into a Result
   std::int64_t line_ = 0;
   std::string buffer_;
+  char separator_ = 0;  // decided on the first non-blank line
 };
 
 // Splits one line (without its line ending) into fields; nullopt when it is well formed.
 std::optional<CsvLineError> SplitCsvLine(std::string_view line, std::vector<std::string>* fields);
+// Splits a '|'-separated line (no quoting), trimming blanks around each field.
+void SplitPipeLine(std::string_view line, std::vector<std::string>* fields);
 
 // True when `s` is well-formed UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF).
 bool IsValidUtf8(std::string_view s);

@@ -27,6 +27,10 @@ struct TraceFormat {
   // files people write by hand, so that a misspelt "gpu_modle" does not pass silently.
   bool strict_columns = false;
   std::function<TraceRowParser()> make_parser;
+  // Rows that are not jobs (sacct's job steps), passed over without counting as bad.
+  std::function<bool(const CsvRow& row)> is_not_a_job;
+  // Run once every row is read (sacct: times from the earliest submission).
+  std::function<void(Trace& trace)> finish;
 };
 
 const TraceFormat& OpenbPodFormat();
@@ -34,6 +38,7 @@ const TraceFormat& ItpFormat();
 const TraceFormat& MuriFormat();
 const TraceFormat& PhillyFormat();
 const TraceFormat& GenericCsvFormat();
+const TraceFormat& SacctFormat();
 
 // All formats, in the order detection tries them.
 const std::vector<const TraceFormat*>& AllTraceFormats();

@@ -20,6 +20,7 @@ struct TraceJob {
   std::int64_t cpu_milli = 0;           // 0 = not given
   std::int64_t memory_mib = 0;          // 0 = not given
   std::string user;                     // empty = not given
+  std::string account;                  // sacct: the Slurm account; empty = not given
   std::vector<std::string> gpu_models;  // accepted models; empty = any
   std::string qos;                      // openb: LS, BE, Burstable, Guaranteed
   std::string status;                   // philly: Pass, Failed, Killed; openb: pod_phase
@@ -32,7 +33,7 @@ struct TraceJob {
 
 struct Trace {
   std::string path;
-  std::string format;  // openb-pods | itp | muri | philly | csv
+  std::string format;  // openb-pods | itp | muri | philly | sacct | csv
   std::vector<TraceJob> jobs;
   std::int64_t skipped_rows = 0;  // malformed rows skipped under --skip-bad-rows
   // Why the first few rows were skipped (at most kMaxSkipReasons), each in the

@@ -132,14 +132,17 @@ Result<Trace> ReadTraceOrError(const std::string& path, const TraceReadOptions& 
     got = file->Next(&record);
     if (!got) return std::unexpected(got.error());
     if (!*got) break;
-    Result<TraceJob> job = [&]() -> Result<TraceJob> {
+    // nullopt: a row that is not a job.
+    Result<std::optional<TraceJob>> job = [&]() -> Result<std::optional<TraceJob>> {
       if (auto shape = CheckCsvRowShape(path, header, record); !shape) {
         return std::unexpected(shape.error());
       }
-      return parse(CsvRow(path, header, record));
+      const CsvRow row(path, header, record);
+      if ((*format)->is_not_a_job && (*format)->is_not_a_job(row)) return std::nullopt;
+      return parse(row);
     }();
     if (job) {
-      trace.jobs.push_back(std::move(*job));
+      if (*job) trace.jobs.push_back(std::move(**job));
       continue;
     }
     if (!options.skip_bad_rows) return std::unexpected(job.error());
@@ -148,6 +151,7 @@ Result<Trace> ReadTraceOrError(const std::string& path, const TraceReadOptions& 
       trace.skip_reasons.push_back(job.error().message);
     }
   }
+  if ((*format)->finish) (*format)->finish(trace);
   return trace;
 }
 
@@ -160,8 +164,9 @@ std::vector<std::string> TraceFormats() {
 }
 
 const std::vector<const TraceFormat*>& AllTraceFormats() {
-  static const auto* const formats = new std::vector<const TraceFormat*>{
-      &OpenbPodFormat(), &ItpFormat(), &MuriFormat(), &PhillyFormat(), &GenericCsvFormat()};
+  static const auto* const formats =
+      new std::vector<const TraceFormat*>{&OpenbPodFormat(), &ItpFormat(),   &MuriFormat(),
+                                          &PhillyFormat(),   &SacctFormat(), &GenericCsvFormat()};
   return *formats;
 }
 

@@ -16,7 +16,7 @@ struct TraceReadOptions {
   bool skip_bad_rows = false;
 };
 
-// "openb-pods", "itp", "muri", "philly", "csv".
+// "openb-pods", "itp", "muri", "philly", "sacct", "csv".
 std::vector<std::string> TraceFormats();
 
 Result<Trace> ReadTrace(const std::string& path, const TraceReadOptions& options = {});
