@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "spec/strict_json.h"
+
 namespace tessera {
 
 namespace {
@@ -134,8 +136,14 @@ std::expected<OpenAiRequest, OpenAiError> ParseOpenAiRequest(std::string_view bo
   if (body.size() > kMaxOpenAiBodyBytes) {
     return Bad("", "request body too large (at most 8 MiB)");
   }
-  Json doc = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Bad("", "request body is not valid JSON");
+  auto parsed = ParseStrictJson(body);
+  if (!parsed) {
+    // A duplicate key or an absurd number names its field; a syntax error does not.
+    const std::string& why = parsed.error().message;
+    if (why.starts_with("invalid JSON")) return Bad("", "request body is not valid JSON");
+    return Bad(why.substr(0, why.find(':')), why);
+  }
+  const Json& doc = *parsed;
   if (!doc.is_object()) return Bad("", "request body must be a JSON object");
   OpenAiRequest out;
   out.endpoint = endpoint;

@@ -9,6 +9,7 @@
 
 #include "spec/document.h"
 #include "spec/job_spec.h"
+#include "spec/openai_request.h"
 #include "spec/protocol.h"
 #include "spec/strict_json.h"
 
@@ -104,6 +105,22 @@ TEST(StrictInputTest, AgentProtocolIntegersMustFitTheirField) {
   ASSERT_TRUE(launch) << launch.error().message;
   EXPECT_EQ(TaskLaunchFromJson(*launch).error().message,
             "task.gpus[1]: must be an integer, got 1e+300");
+}
+
+TEST(StrictInputTest, OpenAiRequestsRefuseDuplicateKeysAndAbsurdNumbers) {
+  // The gateway's and the simulated engine's API. Before: the second "model" won, and a
+  // max_tokens of 2^63 was refused as "-9223372036854775808".
+  auto dup = ParseOpenAiRequest(R"({"model": "a", "model": "b", "prompt": "hi"})",
+                                OpenAiEndpoint::kCompletions);
+  ASSERT_FALSE(dup.has_value());
+  EXPECT_EQ(dup.error().param, "model");
+  EXPECT_CONTAINS(dup.error().message, "model: duplicate key");
+  auto huge =
+      ParseOpenAiRequest(R"({"model": "a", "prompt": "hi", "max_tokens": 9223372036854775808})",
+                         OpenAiEndpoint::kCompletions);
+  ASSERT_FALSE(huge.has_value());
+  EXPECT_EQ(huge.error().param, "max_tokens");
+  EXPECT_CONTAINS(huge.error().message, "the integer \"9223372036854775808\" is out of range");
 }
 
 TEST(StrictInputTest, SyntaxErrorsStillSayInvalidJson) {
