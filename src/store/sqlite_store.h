@@ -26,7 +26,7 @@ namespace tessera {
 
 class SqliteStore final : public Store {
  public:
-  static constexpr int kSchemaVersion = 3;  // 2: jobs.held; 3: nodes.topology
+  static constexpr int kSchemaVersion = 4;  // 2: jobs.held; 3: nodes.topology; 4: nodes.cordoned
 
   struct Options {
     bool read_only = false;              // no lock, no writes (inspection, tests)
