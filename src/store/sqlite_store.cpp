@@ -277,6 +277,14 @@ Status SqliteStore::Exec(const char* sql) {
   return {};
 }
 
+bool SqliteStore::NodesHaveColumn(const std::string& column) {
+  Stmt st(statements_, db_, "SELECT name FROM pragma_table_info('nodes')");
+  while (st.Next()) {
+    if (st.ColText(0) == column) return true;
+  }
+  return false;
+}
+
 Status SqliteStore::CreateSchema() {
   long long from_version = 0;  // 0: a new store
   {
@@ -310,7 +318,7 @@ Status SqliteStore::CreateSchema() {
     upgrades.push_back("ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0");
   if (from_version == 1 || from_version == 2)
     upgrades.push_back("ALTER TABLE nodes ADD COLUMN topology TEXT NOT NULL DEFAULT '{}'");
-  if (from_version >= 1 && from_version <= 3)
+  if (from_version >= 1 && from_version <= 3 && !NodesHaveColumn("cordoned"))
     upgrades.push_back("ALTER TABLE nodes ADD COLUMN cordoned INTEGER NOT NULL DEFAULT 0");
   for (const char* sql : upgrades) {
     if (auto s = Exec(sql); !s) {

@@ -51,6 +51,8 @@ class SqliteStore final : public Store {
  private:
   SqliteStore() = default;
   Status Exec(const char* sql);
+  // Whether the nodes table has `column` (tests and older builds may have added it already).
+  bool NodesHaveColumn(const std::string& column);
   Status CreateSchema();
   Status ApplyLocked(const Change& change, std::vector<EventRecord>& events);
 

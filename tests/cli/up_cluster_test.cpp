@@ -91,8 +91,8 @@ TEST(UpClusterTest, SameGangOnTheSameNodesLiveAndInTheSimulator) {
     ASSERT_TRUE((*controller)->Submit(kLeafy));
     ASSERT_EQ((*controller)->RunSchedulingCycle(), 1);
     one_task = (*(*controller)->GetJob("default", "one"))["taskList"][0];
-    for (const auto& t : (*(*controller)->GetJob("default", "leafy"))["taskList"])
-      live.push_back(t["node"]);
+    const Json leafy = *(*controller)->GetJob("default", "leafy");
+    for (const auto& t : leafy["taskList"]) live.push_back(t["node"]);
   }
   std::filesystem::remove_all(dir);
 
