@@ -524,7 +524,7 @@ TEST(LiveClusterTest, BadSpecsAreRefusedWithClearErrorsAndNothingIsStored) {
       {"{\"apiVersion\": \"tessera/v1\", \"kind\": \"DevSession\", \"metadata\": {\"name\": "
        "\"a\\u0000b\"}, \"spec\": {}}",
        "metadata.name: must not contain NUL bytes"},
-      {nested, "document"},
+      {nested, "nested deeper than"},
       {"{\"kind\": ", "invalid JSON"},
       {"", "document: empty"},
       {"- just\n- a list\n", "a job spec must be a mapping"},
