@@ -133,6 +133,9 @@ void Agent::StartLogServer() {
   log_server_->Get("/v1/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("{\"ok\":true}\n", "application/json");
   });
+  log_server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(MetricsText(), MetricsWriter::kContentType);
+  });
   log_server_->Get(R"(/v1/tasks/([0-9]{1,18})/log)", [state](const httplib::Request& req,
                                                              httplib::Response& res) {
     std::int64_t id = 0, offset = 0, limit = 1 << 20;
@@ -611,7 +614,11 @@ void Agent::HeartbeatLoop() {
     const std::string body =
         batched ? DumpJson(ToJson(BuildNodesRequest())) : DumpJson(ToJson(BuildRequest(single)));
     client.set_read_timeout(static_cast<time_t>(wait / 1000 + 10), 0);
+    const Tick sent = NowMs();
     auto res = client.Post(path.c_str(), body, "application/json");
+    const bool answered = res && res->status == 200;
+    metrics_.Heartbeat(static_cast<double>(NowMs() - sent) / 1000.0, answered);
+    if (answered) last_heartbeat_ok_ms_ = NowMs();
     if (!res) {
       retry_later("heartbeat failed (" + httplib::to_string(res.error()) +
                   "); retrying, tasks keep running");
