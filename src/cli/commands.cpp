@@ -26,8 +26,11 @@ void RegisterCommands(CLI::App& app) {
   RegisterLogsCommand(app);
   RegisterCancelCommand(app);
   RegisterReleaseCommand(app);
+  RegisterTopCommand(app);
+  RegisterCompletionCommand(app);
   RegisterBenchLiveCommand(app);  // last: adds `live` under a `bench` registered before it
   RegisterBenchGatewayCommand(app);
+  RegisterBenchMetricsCommand(app);
 #endif
 }
 
