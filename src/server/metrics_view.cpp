@@ -14,9 +14,20 @@ double GpuMilliToGpus(std::int64_t milli) { return static_cast<double>(milli) / 
 
 }  // namespace
 
-void GatherStateGaugesLocked(const ControllerState& state, Tick now, ClusterGauges& out) {
+void GatherStateGaugesLocked(const ControllerState& state, Tick now, ClusterGauges& out,
+                             std::map<std::string, QueueUsage>* usage) {
+  for (const auto& [name, q] : state.queues) (*usage)[name];
   for (const auto& [id, job] : state.jobs) {
-    ++out.jobs[{job.rec.queue, job.rec.kind, std::string(api::JobPhaseName(JobPhaseOf(job)))}];
+    const api::JobPhase phase = JobPhaseOf(job);
+    ++out.jobs[{job.rec.queue, job.rec.kind, std::string(api::JobPhaseName(phase))}];
+    if (job.rec.finished_ms != 0) continue;
+    QueueUsage& u = (*usage)[job.rec.queue];
+    if (phase == api::JobPhase::kPending) {
+      ++u.pending_jobs;
+      u.pending_gpu_milli += job.workload.TotalGpuMilli();
+    } else {
+      ++u.active_jobs;
+    }
   }
   out.nodes.reserve(state.nodes.size());
   for (const auto& [name, ns] : state.nodes) {
@@ -32,10 +43,15 @@ void GatherStateGaugesLocked(const ControllerState& state, Tick now, ClusterGaug
       for (auto id : live->second) {
         const TaskRecord& t = state.tasks.at(id);
         milli += static_cast<std::int64_t>(t.gpus.size()) * t.gpu_milli;
+        if (auto job = state.jobs.find(t.job_id); job != state.jobs.end())
+          (*usage)[job->second.rec.queue].allocated +=
+              {t.cpu_milli, t.memory_mib, std::ssize(t.gpus) * t.gpu_milli};
       }
     }
     n.gpus_allocated = GpuMilliToGpus(milli);
     n.heartbeat_age_seconds = static_cast<double>(now - ns.last_seen) / 1000.0;
+    out.capacity += {ns.rec.cpu_milli, ns.rec.memory_mib,
+                     static_cast<std::int64_t>(ns.rec.gpu_count) * kMilliPerGpu};
     out.nodes.push_back(std::move(n));
   }
   out.cycles = state.cycles;
@@ -141,13 +157,18 @@ std::string MetricsView::Text() {
     const auto now = Clock::now();
     if (!gathered_at_ || now - *gathered_at_ >= min_gather_interval_) {
       ClusterGauges g;
-      GatherQueueGauges(users_.ListQueues(), g);  // takes the core's lock by itself
+      std::map<std::string, QueueUsage> usage;
+      std::shared_ptr<const QueueTree> built;
       const auto start = Clock::now();
       {
         std::lock_guard core_lock(core_.mu);
-        GatherStateGaugesLocked(core_.state, core_.Now(), g);
+        GatherStateGaugesLocked(core_.state, core_.Now(), g, &usage);
+        built = core_.state.queue_tree;
       }
       g.gather_locked_seconds = Seconds(Clock::now() - start);
+      // The queue rows (tree, guarantees, shares) from the copies, without the lock.
+      const auto& tree = core_.options().queues;
+      GatherQueueGauges(QueueRows(tree ? &*tree : nullptr, built.get(), g.capacity, usage), g);
       last_ = std::move(g);
       gathered_at_ = now;
     }

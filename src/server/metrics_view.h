@@ -3,7 +3,8 @@
 // dominant share and pending jobs; each node's readiness, allocated GPUs and heartbeat age.
 //
 // The gauges are gathered from the state under the controller's lock in one short pass that
-// copies only numbers and bounded names (formatting happens after the lock is released), and
+// copies only numbers and bounded names (the queue rows and the text are built after the lock
+// is released), and
 // at most once per `min_gather_interval`: scrapes more frequent than that share the last
 // gathering, so no scrape rate can keep the lock from the scheduling cycle.
 //
@@ -20,7 +21,7 @@
 
 #include "core/metrics_text.h"
 #include "server/controller_core.h"
-#include "server/user_api.h"
+#include "server/queue_view.h"
 
 namespace tessera {
 
@@ -51,27 +52,29 @@ struct ClusterGauges {
   std::uint64_t cycles = 0;
   std::int64_t last_event_seq = 0;
   double free_gpus = 0;
+  Resources capacity;                // of the registered nodes
   double gather_locked_seconds = 0;  // how long the gathering held the controller's lock
 };
 
-// The jobs, nodes and counters of `state`. REQUIRES: the core's mutex held.
-void GatherStateGaugesLocked(const ControllerState& state, Tick now, ClusterGauges& out);
-// The queues of a /v1/queues answer.
+// The jobs, nodes and counters of `state`, and what each queue holds now into `usage` (as
+// /v1/queues counts it, finished jobs left out). REQUIRES: the core's mutex held.
+void GatherStateGaugesLocked(const ControllerState& state, Tick now, ClusterGauges& out,
+                             std::map<std::string, QueueUsage>* usage);
+// The queues of QueueRows (queue_view.h), as /v1/queues serves them.
 void GatherQueueGauges(const nlohmann::json& queue_rows, ClusterGauges& out);
 void WriteClusterGauges(const ClusterGauges& gauges, MetricsWriter& out);
 
 class MetricsView {
  public:
-  MetricsView(ControllerCore& core, UserApi& users,
+  MetricsView(ControllerCore& core,
               std::chrono::milliseconds min_gather_interval = std::chrono::milliseconds(1000))
-      : core_(core), users_(users), min_gather_interval_(min_gather_interval) {}
+      : core_(core), min_gather_interval_(min_gather_interval) {}
 
   // The whole exposition text.
   std::string Text();
 
  private:
   ControllerCore& core_;
-  UserApi& users_;
   std::chrono::milliseconds min_gather_interval_;
   std::mutex mu_;  // one gathering at a time; guards the two below
   ClusterGauges last_;
