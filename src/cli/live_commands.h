@@ -18,9 +18,13 @@ void RegisterTopCommand(CLI::App& app);         // top_command.cpp
 void RegisterCompletionCommand(CLI::App& app);  // completion_command.cpp
 // Adds `metrics` under `bench` (after RegisterBenchLiveCommand).
 void RegisterBenchMetricsCommand(CLI::App& app);
+// cordon, uncordon and drain NODE (cordon_command.cpp).
+void RegisterCordonCommands(CLI::App& app);
 // Adds `live` under the `bench` subcommand, creating `bench` if no other part has.
 void RegisterBenchLiveCommand(CLI::App& app);
 // Adds `gateway` under `bench` (after RegisterBenchLiveCommand).
 void RegisterBenchGatewayCommand(CLI::App& app);
+// Adds `recovery` under `bench` (after RegisterBenchLiveCommand).
+void RegisterBenchRecoveryCommand(CLI::App& app);
 
 }  // namespace tessera::cli

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -16,6 +17,7 @@
 #include "cli/daemon.h"
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
+#include "cli/up_cluster.h"
 
 namespace tessera::cli {
 
@@ -34,6 +36,9 @@ struct UpFlags {
   std::string placement_policy;
   std::string bin_dir;
   double timeout = 30;
+  std::string cluster;   // the simulator's cluster file (up_cluster.h); replaces --agents/--gpus
+  std::string recovery;  // tesserad --recovery
+  int spares_per_domain = -1;
 };
 
 std::string Tail(const std::string& path, std::size_t lines) {
@@ -46,6 +51,34 @@ std::string Tail(const std::string& path, std::size_t lines) {
     out += "    " + all[i] + "\n";
   }
   return out;
+}
+
+// One agent emulating every node of the cluster file; refuses (and stops the controller) when
+// the store already holds a cluster the file contradicts.
+Status StartClusterAgent(const ClusterUpPlan& plan, const std::string& agent,
+                         const std::string& url, const std::string& state, pid_t controller,
+                         std::vector<std::string>& names) {
+  ApiClient api(url, 5);
+  auto known = JsonOf(api.Get("/v1/nodes"));
+  if (!known) return std::unexpected(known.error());
+  if (auto s = CheckClusterAgainstNodes(plan, (*known)["nodes"]); !s) {
+    Terminate(controller, "tesserad", 10000);
+    return s;
+  }
+  const std::string file = state + "/cluster-nodes.json";
+  if (!WriteText(file, TopologyFileText(plan.nodes))) return IoError("cannot write " + file);
+  const std::string node = "cluster";
+  if (auto old = LivePid(state + "/agents/" + node + ".pid", "tessera-agent")) {
+    Terminate(*old, "tessera-agent", 15000);
+  }
+  auto apid = SpawnDetached(
+      {agent, "--server", url, "--node", node, "--state", state + "/agents/" + node,
+       "--simulate-nodes", std::to_string(plan.nodes.nodes.size()), "--topology-file", file},
+      state + "/logs/agent-" + node + ".log");
+  if (!apid) return std::unexpected(apid.error());
+  WriteText(state + "/agents/" + node + ".pid", std::to_string(*apid) + "\n");
+  for (const auto& n : plan.nodes.nodes) names.push_back(n.name);
+  return {};
 }
 
 Status RunUp(UpFlags f) {
@@ -78,6 +111,12 @@ Status RunUp(UpFlags f) {
                               state + "`");
   }
   fs::remove(state + "/endpoint", ec);
+  std::optional<ClusterUpPlan> plan;
+  if (!f.cluster.empty()) {
+    auto p = PlanClusterUp(f.cluster, f.spares_per_domain);
+    if (!p) return std::unexpected(p.error());
+    plan = std::move(*p);
+  }
 
   std::vector<std::string> argv = {tesserad,
                                    "--state",
@@ -97,6 +136,11 @@ Status RunUp(UpFlags f) {
     argv.insert(argv.end(),
                 {"--queues", std::filesystem::absolute(f.queues).lexically_normal().string()});
   }
+  if (plan && !plan->levels.empty())
+    argv.insert(argv.end(), {"--topology-levels", JoinLevels(plan->levels)});
+  if (!f.recovery.empty()) argv.insert(argv.end(), {"--recovery", f.recovery});
+  if (f.spares_per_domain >= 0)
+    argv.insert(argv.end(), {"--spares-per-domain", std::to_string(f.spares_per_domain)});
   const std::string controller_log = state + "/logs/tesserad.log";
   auto pid = SpawnDetached(argv, controller_log);
   if (!pid) return std::unexpected(pid.error());
@@ -121,6 +165,10 @@ Status RunUp(UpFlags f) {
   }
 
   std::vector<std::string> names;
+  if (plan) {
+    if (auto s = StartClusterAgent(*plan, agent, url, state, *pid, names); !s) return s;
+    f.agents = 0;  // the one agent of the file's nodes instead of --agents
+  }
   for (int i = 0; i < f.agents; ++i) {
     const std::string node = "node-" + std::to_string(i);
     if (f.simulate_nodes == 0) {
@@ -176,10 +224,12 @@ Status RunUp(UpFlags f) {
   const auto gpus = SimulatedGpus(f.gpus, "node-0");
   std::cout << "Cluster up in " << state << "\n"
             << "  controller  " << url << "  (pid " << *pid << ", log " << controller_log << ")\n"
-            << "  nodes       " << names.size() << " x " << gpus->gpus.size() << " "
-            << (gpus->gpus.empty() ? std::string("GPU") : gpus->gpus[0].model)
-            << " (simulated GPUs): " << names.front()
-            << (names.size() > 1 ? " .. " + names.back() : "") << "\n"
+            << "  nodes       "
+            << (plan ? plan->summary
+                     : std::to_string(names.size()) + " x " + std::to_string(gpus->gpus.size()) +
+                           " " + (gpus->gpus.empty() ? std::string("GPU") : gpus->gpus[0].model) +
+                           " (simulated GPUs)")
+            << ": " << names.front() << (names.size() > 1 ? " .. " + names.back() : "") << "\n"
             << "Next:\n"
             << "  export TESSERA_STATE=" << state << "\n"
             << (f.queues.empty() ? "  tessera submit -f examples/jobs/training-job.yaml\n"
@@ -218,6 +268,12 @@ void RegisterUpCommand(CLI::App& app) {
                 "Let a job that does not fit preempt running jobs of lower priority");
   cmd->add_option("--bin-dir", flags->bin_dir,
                   "Where tesserad and tessera-agent are (default: beside tessera)");
+  cmd->add_option("--cluster", flags->cluster,
+                  "The simulator's cluster file (docs/cluster-spec.md): one emulated node per node "
+                  "of it, with its name, GPUs and topology (instead of --agents and --gpus)");
+  cmd->add_option("--recovery", flags->recovery, "tesserad --recovery: requeue | replace | spares");
+  cmd->add_option("--spares-per-domain", flags->spares_per_domain,
+                  "tesserad --spares-per-domain: idle spare nodes per leaf domain");
   cmd->add_option("--timeout", flags->timeout, "Seconds to wait for the cluster to be ready")
       ->capture_default_str();
   cmd->callback([flags] { SetExitCode(RunOrReport([&] { return RunUp(*flags); })); });

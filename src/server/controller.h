@@ -28,6 +28,7 @@
 #include "server/controller_core.h"
 #include "server/controller_options.h"
 #include "server/metrics_view.h"
+#include "server/node_operations.h"
 #include "server/scheduling_cycle.h"
 #include "server/user_api.h"
 
@@ -67,6 +68,10 @@ class Controller {
     return users_.Purge(queue, name);
   }
   nlohmann::json ListNodes() { return users_.ListNodes(); }
+  // tessera cordon / uncordon / drain NODE (node_operations.h).
+  ApiResult<nlohmann::json> OperateNode(const std::string& node, NodeOperation op) {
+    return node_ops_.Apply(node, op);
+  }
   nlohmann::json ListQueues() { return users_.ListQueues(); }
   nlohmann::json ServerStatus() { return users_.ServerStatus(); }
   // {"ok": true}, with "schedulerError" when the scheduler cannot run as configured.
@@ -115,6 +120,7 @@ class Controller {
   ControllerCore core_;
   UserApi users_;
   AgentService agents_;
+  NodeOperations node_ops_;
   SchedulingCycle cycle_;
   MetricsView metrics_view_;
   std::thread scheduler_thread_;

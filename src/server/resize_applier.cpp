@@ -25,6 +25,16 @@ std::optional<Placement> TargetOver(const ResizeTarget& target, const CycleClust
   return p;
 }
 
+// Whether some rank of the unit's current attempt has ended already: a gang that is finishing
+// (its ranks exit one by one) looks smaller than it is and must not be "grown".
+bool Finishing(const ChangeBuilder& change, const JobState& job, int unit) {
+  const int attempt = change.Unit(job, unit).attempt;
+  return std::any_of(job.tasks.begin(), job.tasks.end(), [&](std::int64_t tid) {
+    const TaskRecord& t = change.Task(tid);
+    return t.unit == unit && t.attempt == attempt && !IsLive(t.state);
+  });
+}
+
 enum class ResizeStep { kWaiting, kBind, kDrop };
 
 // Where a resize stands: its old ranks still stopping, ready to bind, or overtaken (cancelled,
@@ -76,7 +86,7 @@ bool StartResized(ControllerCore& core, const JobState& job, const CycleCluster&
 std::optional<ResizeTarget> BeginResize(ChangeBuilder& change, const JobState& job, int unit,
                                         const Placement& from, const Placement& to,
                                         const CycleCluster& cluster, Tick now) {
-  if (to == from || to.empty()) return std::nullopt;
+  if (to == from || to.empty() || Finishing(change, job, unit)) return std::nullopt;
   ResizeTarget target;
   target.unit = unit;
   target.from_attempt = change.Unit(job, unit).attempt;

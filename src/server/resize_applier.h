@@ -27,7 +27,7 @@ namespace tessera {
 
 // Starts resizing unit `unit` of `job` (running at `from`) to `to`, both over `cluster`; returns
 // the target to keep in JobState::resize once the change is committed, or nullopt when `to` is
-// where it runs (nothing to do).
+// where it runs (nothing to do) or when a rank of it has ended already (it is finishing).
 std::optional<ResizeTarget> BeginResize(ChangeBuilder& change, const JobState& job, int unit,
                                         const Placement& from, const Placement& to,
                                         const CycleCluster& cluster, Tick now);

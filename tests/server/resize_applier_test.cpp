@@ -1,7 +1,8 @@
 // Live resizes of elastic jobs, the pure parts: a kResize decision stops every rank of the unit
 // towards Pending and keeps its target; a bind onto the GPUs it frees waits for its ranks to
 // exit; while it is being resized the unit is hidden from the scheduler, only the ranks it drops
-// count as soon free, and the GPUs a grow was given are nobody else's.
+// count as soon free, and the GPUs a grow was given are nobody else's; a gang whose ranks are
+// exiting one by one is not taken for a smaller one and grown.
 #include "server/resize_applier.h"
 
 #include <gtest/gtest.h>
@@ -124,6 +125,24 @@ TEST(ResizeApplierTest, TheGpusAGrowWasGivenAreNobodyElses) {
   Cycle next = Decide(state);
   EXPECT_EQ(CountKind(next.decisions, Decision::Kind::kBind), 0);
   EXPECT_EQ(next.snapshot.working->free_gpu_milli(), 0);
+}
+
+TEST(ResizeApplierTest, AGangWhoseRanksAreEndingIsNotGrown) {
+  ControllerState state;
+  AddNode(state, "node-0");
+  AddNode(state, "node-1");
+  const auto elastic = AddJob(state, GangYaml("elastic", 2, 4, kElastic));
+  RunUnit(state, elastic, 0, {{"node-0", {0, 1, 2, 3}}, {"node-1", {0, 1, 2, 3}}});
+  // Rank 1 finished training first: the gang looks like one worker with GPUs idle beside it.
+  const std::int64_t rank1 = state.jobs.at(elastic).tasks[1];
+  state.tasks.at(rank1).state = TaskState::kSucceeded;
+  state.live_by_node["node-1"].erase(rank1);
+  Cycle c = Decide(state);
+  ASSERT_EQ(CountKind(c.decisions, Decision::Kind::kResize), 1) << "the scheduler would grow it";
+  ChangeBuilder change(state);
+  const AppliedDecisions applied = ApplyDecisions(c.snapshot, c.decisions, change, 6000, 0);
+  EXPECT_EQ(applied.resized, 0);
+  EXPECT_EQ(change.Unit(state.jobs.at(elastic), 0).phase, UnitPhase::kRunning);
 }
 
 TEST(ResizeApplierTest, AResizeToWhereItRunsIsNoResize) {
