@@ -163,6 +163,9 @@ void Agent::StartLogServer() {
   log_server_->Get("/v1/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("{\"ok\":true}\n", "application/json");
   });
+  log_server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(MetricsText(), MetricsWriter::kContentType);
+  });
   // A failure drill on an emulated node (tessera bench recovery): it dies as a machine does.
   log_server_->Post(R"(/v1/emulated/([a-z0-9-]+)/fail)", [this](const httplib::Request& req,
                                                                 httplib::Response& res) {
@@ -687,7 +690,11 @@ void Agent::HeartbeatLoop() {
     const std::string body =
         batched ? DumpJson(ToJson(BuildNodesRequest())) : DumpJson(ToJson(BuildRequest(single)));
     client.set_read_timeout(static_cast<time_t>(wait / 1000 + 10), 0);
+    const Tick sent = NowMs();
     auto res = client.Post(path.c_str(), body, "application/json");
+    const bool answered = res && res->status == 200;
+    metrics_.Heartbeat(static_cast<double>(NowMs() - sent) / 1000.0, answered);
+    if (answered) last_heartbeat_ok_ms_ = NowMs();
     if (!res) {
       retry_later("heartbeat failed (" + httplib::to_string(res.error()) +
                   "); retrying, tasks keep running");

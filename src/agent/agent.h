@@ -25,6 +25,7 @@
 #include <string>
 #include <thread>
 
+#include "agent/agent_metrics.h"
 #include "agent/gpu_inventory.h"
 #include "agent/launcher.h"
 #include "core/status.h"
@@ -130,6 +131,8 @@ class Agent {
   int FailEmulatedNode(const std::string& node);
   bool IsFailed(const std::string& node);
   void StartLogServer();
+  // GET /metrics (agent_metrics.h): the gauges gathered under mu_, formatted without it.
+  std::string MetricsText();
   void StopAllTasks();
 
   AgentOptions options_;
@@ -150,6 +153,8 @@ class Agent {
   std::thread monitor_;
   std::unique_ptr<httplib::Server> log_server_;
   std::thread log_thread_;
+  AgentMetrics metrics_;
+  std::atomic<Tick> last_heartbeat_ok_ms_{0};  // when a heartbeat was last answered with 200
 };
 
 }  // namespace tessera

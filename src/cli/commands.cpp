@@ -38,10 +38,13 @@ void RegisterCommands(CLI::App& app) {
   RegisterLogsCommand(app);
   RegisterCancelCommand(app);
   RegisterReleaseCommand(app);
+  RegisterTopCommand(app);
+  RegisterCompletionCommand(app);
   RegisterCordonCommands(app);
   RegisterBenchLiveCommand(app);  // last: adds `live` under a `bench` registered before it
   RegisterBenchGatewayCommand(app);
   RegisterBenchRecoveryCommand(app);
+  RegisterBenchMetricsCommand(app);
 #endif
 }
 

@@ -10,8 +10,10 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/events_view.h"
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
+#include "cli/watch.h"
 #include "spec/job_spec.h"
 
 namespace tessera::cli {
@@ -27,6 +29,9 @@ struct GetFlags {
   std::string output;
   std::string queue;
   std::string phase;
+  bool watch = false;  // -w: print changes as they happen (watch.h)
+  double timeout = 0;  // with -w: stop after this many seconds (0: never)
+  EventsQuery events;  // get events: --for, --since, --cycles, --limit
 };
 
 // The phases of a job as the controller reports them.
@@ -72,7 +77,7 @@ std::string JobsPath(const GetFlags& f, const std::string& phase, const std::str
   return path;
 }
 
-void PrintJobTable(const Json& jobs) {
+void PrintJobTable(const Json& jobs, bool header = true) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& j : jobs) {
     rows.push_back(
@@ -84,10 +89,10 @@ void PrintJobTable(const Json& jobs) {
   }
   PrintTable({"QUEUE", "NAME", "KIND", "PHASE", "RUNNING", "GPUS", "ATTEMPT", "RESTARTS", "AGE",
               "MESSAGE"},
-             rows);
+             rows, header);
 }
 
-void PrintNodeTable(const Json& nodes) {
+void PrintNodeTable(const Json& nodes, bool header = true) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& n : nodes) {
     std::string model = n.value("gpuModel", "");
@@ -112,12 +117,13 @@ void PrintNodeTable(const Json& nodes) {
          Number(n.value("lastHeartbeatAgoMs", std::int64_t{0}) / 1000.0) + "s ago",
          domains.empty() ? "-" : domains, n.value("address", "")});
   }
-  PrintTable({"NAME", "STATUS", "GPUS", "MODEL", "TASKS", "HEARTBEAT", "DOMAINS", "ADDRESS"}, rows);
+  PrintTable({"NAME", "STATUS", "GPUS", "MODEL", "TASKS", "HEARTBEAT", "DOMAINS", "ADDRESS"}, rows,
+             header);
 }
 
 // The queue tree indented by depth; amounts are "-" until the tree resolves against the
 // registered nodes (and for queues outside a tree).
-void PrintQueueTable(const Json& queues) {
+void PrintQueueTable(const Json& queues, bool header = true) {
   std::vector<std::vector<std::string>> rows;
   bool unresolved = false;
   for (const auto& q : queues) {
@@ -139,8 +145,8 @@ void PrintQueueTable(const Json& queues) {
   }
   PrintTable({"QUEUE", "GUARANTEED", "BORROW-LIMIT", "ALLOCATED", "SHARE", "PENDING", "ACTIVE",
               "FINISHED"},
-             rows);
-  if (unresolved) {
+             rows, header);
+  if (unresolved && header) {
     std::cout << "(guarantees are resolved against the registered nodes' GPUs once they hold "
                  "the tree's absolute amounts)\n";
   }
@@ -158,18 +164,29 @@ Result<Json> FetchJobs(ApiClient& api, const GetFlags& f, const std::string& pha
   return all;
 }
 
-enum class Listing { kJobs, kNodes, kQueues };
+enum class Listing { kJobs, kNodes, kQueues, kEvents };
 
 // "jobs", "job", "nodes", ... as the listing; the plural names it in messages.
 Result<Listing> ParseListing(const std::string& what) {
   if (what == "jobs" || what == "job") return Listing::kJobs;
   if (what == "nodes" || what == "node") return Listing::kNodes;
   if (what == "queues" || what == "queue") return Listing::kQueues;
-  return InvalidArgument("get " + what + ": expected jobs, nodes or queues");
+  if (what == "events" || what == "event") return Listing::kEvents;
+  return InvalidArgument("get " + what + ": expected jobs, nodes, queues or events");
 }
 
 std::string Plural(Listing l) {
-  return l == Listing::kJobs ? "jobs" : l == Listing::kNodes ? "nodes" : "queues";
+  switch (l) {
+    case Listing::kJobs:
+      return "jobs";
+    case Listing::kNodes:
+      return "nodes";
+    case Listing::kQueues:
+      return "queues";
+    case Listing::kEvents:
+      break;
+  }
+  return "events";
 }
 
 std::string NothingFound(Listing what, const std::string& filters) {
@@ -181,6 +198,7 @@ std::string NothingFound(Listing what, const std::string& filters) {
       return "No nodes registered yet: start agents with `tessera-agent --server URL` (or "
              "`tessera up`).";
     case Listing::kQueues:
+    case Listing::kEvents:
       break;
   }
   return "No queues yet: without a queue tree (tesserad --queues FILE) a queue appears when a "
@@ -216,11 +234,62 @@ void Print(Listing what, const Json& items, OutputFormat format, const GetFlags&
   }
 }
 
+// -w: the listing, then each item that changes, as it changes.
+Status Watch(ApiClient& api, Listing what, OutputFormat format, const GetFlags& f,
+             const std::string& phase) {
+  WatchSource source;
+  source.fetch = [&]() -> Result<Json> {
+    return what == Listing::kJobs ? FetchJobs(api, f, phase, format != OutputFormat::kTable)
+                                  : FetchNamed(api, what, f.names);
+  };
+  source.key = [what](const Json& item) {
+    if (what != Listing::kJobs) return item.value("name", "");
+    const Json& meta = item.contains("metadata") ? item["metadata"] : item;
+    return meta.value("queue", "") + "/" + meta.value("name", "");
+  };
+  source.comparable = [](Json item) {
+    item.erase("lastHeartbeatAgoMs");  // ticks every second; a stopped heartbeat shows as Lost
+    return item;
+  };
+  source.print = [&, what, format](const Json& items, bool header) {
+    if (format != OutputFormat::kTable) {
+      for (const auto& item : items) PrintStructured(item, format);
+      std::cout.flush();
+    } else if (what == Listing::kJobs) {
+      PrintJobTable(items, header);
+    } else if (what == Listing::kNodes) {
+      PrintNodeTable(items, header);
+    } else {
+      PrintQueueTable(items, header);
+    }
+  };
+  if (what == Listing::kNodes) source.refresh_seconds = 2;
+  return WatchListing(api, source, f.timeout);
+}
+
+Status RunGetEvents(const GetFlags& f, OutputFormat format) {
+  if (!f.names.empty()) return InvalidArgument("get events takes no names; use --for job/NAME");
+  if (!f.phase.empty()) return InvalidArgument("--phase selects jobs, not events");
+  auto url = ResolveServer(f.cluster);
+  if (!url) return std::unexpected(url.error());
+  ApiClient api(*url);
+  EventsQuery q = f.events;
+  q.queue = f.queue;
+  q.watch = f.watch;
+  q.timeout_seconds = f.timeout;
+  q.format = format;
+  return RunGetEvents(api, q);
+}
+
 Status RunGet(const GetFlags& f) {
   auto format = ParseOutput(f.output);
   if (!format) return std::unexpected(format.error());
   auto what = ParseListing(f.what);
   if (!what) return std::unexpected(what.error());
+  if (*what == Listing::kEvents) return RunGetEvents(f, *format);
+  if (!f.events.for_object.empty() || !f.events.since.empty() || f.events.cycles) {
+    return InvalidArgument("--for, --since and --cycles select events, not " + Plural(*what));
+  }
   if (*what != Listing::kJobs && (!f.queue.empty() || !f.phase.empty())) {
     return InvalidArgument("--queue and --phase select jobs, not " + Plural(*what));
   }
@@ -237,6 +306,7 @@ Status RunGet(const GetFlags& f) {
   auto url = ResolveServer(f.cluster);
   if (!url) return std::unexpected(url.error());
   ApiClient api(*url);
+  if (f.watch) return Watch(api, *what, *format, f, phase);
   auto items = *what == Listing::kJobs ? FetchJobs(api, f, phase, *format != OutputFormat::kTable)
                                        : FetchNamed(api, *what, f.names);
   if (!items) return std::unexpected(items.error());
@@ -255,13 +325,24 @@ Status RunGet(const GetFlags& f) {
 
 void RegisterGetCommand(CLI::App& app) {
   auto flags = std::make_shared<GetFlags>();
-  auto* cmd = app.add_subcommand("get", "List jobs, nodes or queues");
-  cmd->add_option("what", flags->what, "jobs | nodes | queues")->required();
+  auto* cmd = app.add_subcommand("get", "List jobs, nodes, queues or events");
+  cmd->add_option("what", flags->what, "jobs | nodes | queues | events")->required();
   cmd->add_option("names", flags->names, "Only these names (a job in -o yaml/json: its object)");
   cmd->add_option("--queue", flags->queue, "Only jobs of this queue");
   cmd->add_option("--phase", flags->phase,
                   "Only jobs in this phase (Pending, Running, Stopping, Restarting, Cancelling, "
                   "Succeeded, Failed, Cancelled; any case)");
+  cmd->add_flag("-w,--watch", flags->watch,
+                "After the listing, print each change as it happens (until Ctrl-C or --timeout)");
+  cmd->add_option("--timeout", flags->timeout, "With -w: stop watching after this many seconds");
+  cmd->add_option("--for", flags->events.for_object,
+                  "Events: only those of job/NAME, job/QUEUE/NAME or node/NAME");
+  cmd->add_option("--since", flags->events.since,
+                  "Events: only those of the last 30s, 10m, 2h, 1d, ...");
+  cmd->add_flag("--cycles", flags->events.cycles, "Events: scheduling-cycle records too");
+  cmd->add_option("--limit", flags->events.limit, "Events: look at the newest this many")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000'000));
   AddClusterFlags(cmd, &flags->cluster);
   AddOutputFlag(cmd, &flags->output);
   cmd->callback([flags] { SetExitCode(RunOrReport([&] { return RunGet(*flags); })); });

@@ -163,7 +163,7 @@ void PrintStructured(const Json& value, OutputFormat format) {
 }
 
 void PrintTable(const std::vector<std::string>& header,
-                const std::vector<std::vector<std::string>>& rows) {
+                const std::vector<std::vector<std::string>>& rows, bool with_header) {
   std::vector<std::size_t> width(header.size(), 0);
   auto measure = [&](const std::vector<std::string>& row) {
     for (std::size_t i = 0; i < row.size() && i < width.size(); ++i)
@@ -179,7 +179,7 @@ void PrintTable(const std::vector<std::string>& header,
     }
     std::cout << line << "\n";
   };
-  print(header);
+  if (with_header) print(header);
   for (const auto& r : rows) print(r);
   std::cout.flush();
 }

@@ -65,8 +65,10 @@ enum class OutputFormat { kTable, kJson, kYaml };
 void AddOutputFlag(CLI::App* cmd, std::string* output);
 Result<OutputFormat> ParseOutput(const std::string& output);
 void PrintStructured(const nlohmann::json& value, OutputFormat format);
+// Columns as wide as their widest cell; `with_header` false leaves the header line out (a
+// watch prints its later rows under the first one's header). Flushes.
 void PrintTable(const std::vector<std::string>& header,
-                const std::vector<std::vector<std::string>>& rows);
+                const std::vector<std::vector<std::string>>& rows, bool with_header = true);
 
 // "42s", "3m", "5h", "2d" since `ms` (epoch milliseconds); "-" for 0.
 std::string Age(std::int64_t ms);

@@ -14,6 +14,10 @@ void RegisterDescribeCommand(CLI::App& app);
 void RegisterLogsCommand(CLI::App& app);
 void RegisterCancelCommand(CLI::App& app);
 void RegisterReleaseCommand(CLI::App& app);
+void RegisterTopCommand(CLI::App& app);         // top_command.cpp
+void RegisterCompletionCommand(CLI::App& app);  // completion_command.cpp
+// Adds `metrics` under `bench` (after RegisterBenchLiveCommand).
+void RegisterBenchMetricsCommand(CLI::App& app);
 // cordon, uncordon and drain NODE (cordon_command.cpp).
 void RegisterCordonCommands(CLI::App& app);
 // Adds `live` under the `bench` subcommand, creating `bench` if no other part has.

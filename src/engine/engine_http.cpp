@@ -5,8 +5,8 @@
 #include <atomic>
 #include <chrono>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "core/metrics_text.h"
 #include "engine/openai_responses.h"
 #include "serve/prompt_tokens.h"
 #include "spec/openai_request.h"
@@ -151,31 +151,58 @@ void HandleCompletion(EngineRunner& runner, const EngineHttpInfo& info, OpenAiEn
   res.set_content(CompletionJson(who, text, usage).dump() + "\n", "application/json");
 }
 
+// vLLM's own names first, for dashboards and autoscalers written against vLLM (promtool's
+// linter does not accept their colons), then the same figures under tessera_engine_ names.
 std::string MetricsText(const EngineCounters& c, const EngineHttpInfo& info) {
-  const std::string labels = "{model_name=\"" + info.model + "\",engine=\"simulated\"}";
-  std::ostringstream out;
-  auto metric = [&](const char* name, const char* type, const char* help, auto value) {
-    out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n'
-        << name << labels << ' ' << value << '\n';
+  MetricsWriter out;
+  const MetricLabels vllm = {{"model_name", info.model}, {"engine", "simulated"}};
+  auto metric = [&](const char* name, MetricType type, const char* help, double value) {
+    out.Family(name, type, help);
+    out.Sample(vllm, value);
   };
-  metric("vllm:num_requests_running", "gauge", "Requests in the batch (simulated engine).",
+  const auto counter = MetricType::kCounter;
+  const auto gauge = MetricType::kGauge;
+  auto n = [](std::int64_t v) { return static_cast<double>(v); };
+  metric("vllm:num_requests_running", gauge, "Requests in the batch (simulated engine).",
          c.running);
-  metric("vllm:num_requests_waiting", "gauge", "Requests waiting for admission.", c.waiting);
-  metric("vllm:gpu_cache_usage_perc", "gauge", "KV cache usage, 1 = 100%.", c.kv_usage);
-  metric("vllm:prefix_cache_queries_total", "counter", "Prompt tokens looked up in the cache.",
-         c.prefix_queries_tokens);
-  metric("vllm:prefix_cache_hits_total", "counter", "Prompt tokens served from the cache.",
-         c.prefix_hits_tokens);
-  metric("vllm:prompt_tokens_total", "counter", "Prompt tokens received.", c.prompt_tokens);
-  metric("vllm:generation_tokens_total", "counter", "Tokens generated.", c.generation_tokens);
-  metric("vllm:request_success_total", "counter", "Requests finished.", c.successes);
-  out << "# HELP tessera_engine_rejected_total Requests refused by the simulated engine.\n"
-         "# TYPE tessera_engine_rejected_total counter\n"
-      << "tessera_engine_rejected_total{engine=\"simulated\",reason=\"queue_full\"} "
-      << c.rejected_queue_full << '\n'
-      << "tessera_engine_rejected_total{engine=\"simulated\",reason=\"too_long\"} "
-      << c.rejected_too_long << '\n';
-  return out.str();
+  metric("vllm:num_requests_waiting", gauge, "Requests waiting for admission.", c.waiting);
+  metric("vllm:gpu_cache_usage_perc", gauge, "KV cache usage, 1 = 100%.", c.kv_usage);
+  metric("vllm:prefix_cache_queries_total", counter, "Prompt tokens looked up in the cache.",
+         n(c.prefix_queries_tokens));
+  metric("vllm:prefix_cache_hits_total", counter, "Prompt tokens served from the cache.",
+         n(c.prefix_hits_tokens));
+  metric("vllm:prompt_tokens_total", counter, "Prompt tokens received.", n(c.prompt_tokens));
+  metric("vllm:generation_tokens_total", counter, "Tokens generated.", n(c.generation_tokens));
+  metric("vllm:request_success_total", counter, "Requests finished.", n(c.successes));
+
+  const MetricLabels ours = {{"model", info.model}, {"simulated", "true"}};
+  auto own = [&](const char* name, MetricType type, const char* help, double value) {
+    out.Family(name, type, help);
+    out.Sample(ours, value);
+  };
+  own("tessera_engine_requests_running", gauge, "Requests in the simulated engine's batch.",
+      c.running);
+  own("tessera_engine_requests_waiting", gauge, "Requests waiting for admission.", c.waiting);
+  own("tessera_engine_kv_cache_usage_ratio", gauge, "KV cache blocks in use, 0..1.", c.kv_usage);
+  own("tessera_engine_prefix_cache_queried_tokens_total", counter,
+      "Prompt tokens looked up in the prefix cache.", n(c.prefix_queries_tokens));
+  own("tessera_engine_prefix_cache_hit_tokens_total", counter,
+      "Prompt tokens served from the prefix cache.", n(c.prefix_hits_tokens));
+  own("tessera_engine_prompt_tokens_total", counter, "Prompt tokens received.", n(c.prompt_tokens));
+  own("tessera_engine_generation_tokens_total", counter, "Tokens generated.",
+      n(c.generation_tokens));
+  own("tessera_engine_requests_succeeded_total", counter, "Requests finished.", n(c.successes));
+  own("tessera_engine_steps_total", counter, "Engine iterations (prefill and decode steps) run.",
+      n(c.steps));
+  out.Family("tessera_engine_rejected_total", counter,
+             "Requests refused by the simulated engine, by reason.");
+  for (auto [reason, count] : {std::pair{"queue_full", c.rejected_queue_full},
+                               std::pair{"too_long", c.rejected_too_long}}) {
+    MetricLabels labels = ours;
+    labels.emplace_back("reason", reason);
+    out.Sample(labels, n(count));
+  }
+  return out.Take();
 }
 
 bool PumpKvEvents(KvEventFeed& feed, httplib::DataSink& sink) {
@@ -218,7 +245,7 @@ void RegisterEngineApi(httplib::Server& server, EngineRunner& runner, const Engi
     res.status = 200;
   });
   server.Get("/metrics", [&runner, &info](const httplib::Request&, httplib::Response& res) {
-    res.set_content(MetricsText(runner.Counters(), info), "text/plain; version=0.0.4");
+    res.set_content(MetricsText(runner.Counters(), info), MetricsWriter::kContentType);
   });
   server.Get("/v1/kv_events", [&runner](const httplib::Request&, httplib::Response& res) {
     auto feed = runner.SubscribeKvEvents();

@@ -1,7 +1,5 @@
 #include "gateway/gateway_metrics.h"
 
-#include <sstream>
-
 namespace tessera::gateway {
 
 void GatewayMetrics::Request(const std::string& service, int code) {
@@ -17,12 +15,7 @@ void GatewayMetrics::Decision(const std::string& service, const std::string& pol
 
 void GatewayMetrics::Ttft(const std::string& service, double seconds) {
   std::lock_guard lock(mu_);
-  Histogram& h = services_[service].ttft;
-  for (std::size_t i = 0; i < kTtftBuckets.size(); ++i) {
-    if (seconds <= kTtftBuckets[i]) ++h.buckets[i];
-  }
-  ++h.count;
-  h.sum += seconds;
+  services_[service].ttft.Observe(seconds);
 }
 
 void GatewayMetrics::Tokens(const std::string& service, std::int64_t prompt, std::int64_t matched) {
@@ -42,58 +35,45 @@ void GatewayMetrics::StreamFailed(const std::string& service) {
   ++services_[service].streams_failed;
 }
 
-std::string GatewayMetrics::Text(const std::string& extra) const {
+void GatewayMetrics::Write(MetricsWriter& out) const {
   std::lock_guard lock(mu_);
-  std::ostringstream o;
-  o << "# HELP tessera_gateway_requests_total Requests answered, by service and HTTP code.\n"
-       "# TYPE tessera_gateway_requests_total counter\n";
+  out.Family("tessera_gateway_requests_total", MetricType::kCounter,
+             "Requests answered, by service and HTTP code.");
   for (const auto& [k, n] : requests_) {
-    o << "tessera_gateway_requests_total{service=\"" << k.first << "\",code=\"" << k.second
-      << "\"} " << n << '\n';
+    out.Sample({{"service", k.first}, {"code", std::to_string(k.second)}}, static_cast<double>(n));
   }
-  o << "# HELP tessera_gateway_routing_decisions_total Routing decisions by policy and outcome.\n"
-       "# TYPE tessera_gateway_routing_decisions_total counter\n";
+  out.Family("tessera_gateway_routing_decisions_total", MetricType::kCounter,
+             "Routing decisions by policy and outcome.");
   for (const auto& [k, n] : decisions_) {
-    o << "tessera_gateway_routing_decisions_total{service=\"" << std::get<0>(k) << "\",policy=\""
-      << std::get<1>(k) << "\",outcome=\"" << std::get<2>(k) << "\"} " << n << '\n';
+    out.Sample(
+        {{"service", std::get<0>(k)}, {"policy", std::get<1>(k)}, {"outcome", std::get<2>(k)}},
+        static_cast<double>(n));
   }
-  o << "# HELP tessera_gateway_ttft_seconds Request arrival to first token out of the gateway.\n"
-       "# TYPE tessera_gateway_ttft_seconds histogram\n";
-  for (const auto& [name, s] : services_) {
-    for (std::size_t i = 0; i < kTtftBuckets.size(); ++i) {
-      o << "tessera_gateway_ttft_seconds_bucket{service=\"" << name << "\",le=\"" << kTtftBuckets[i]
-        << "\"} " << s.ttft.buckets[i] << '\n';
-    }
-    o << "tessera_gateway_ttft_seconds_bucket{service=\"" << name << "\",le=\"+Inf\"} "
-      << s.ttft.count << '\n'
-      << "tessera_gateway_ttft_seconds_sum{service=\"" << name << "\"} " << s.ttft.sum << '\n'
-      << "tessera_gateway_ttft_seconds_count{service=\"" << name << "\"} " << s.ttft.count << '\n';
-  }
-  auto per_service = [&](const char* name, const char* type, const char* help, auto field) {
-    o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
-    for (const auto& [service, s] : services_) {
-      o << name << "{service=\"" << service << "\"} " << field(s) << '\n';
-    }
+  out.Family("tessera_gateway_ttft_seconds", MetricType::kHistogram,
+             "Request arrival to first token out of the gateway.");
+  for (const auto& [name, s] : services_) out.Sample({{"service", name}}, s.ttft);
+  auto per_service = [&](const char* name, MetricType type, const char* help, auto field) {
+    out.Family(name, type, help);
+    for (const auto& [service, s] : services_) out.Sample({{"service", service}}, field(s));
   };
-  per_service("tessera_gateway_prompt_tokens_total", "counter", "Prompt tokens routed.",
-              [](const PerService& s) { return s.prompt_tokens; });
-  per_service("tessera_gateway_prefix_matched_tokens_total", "counter",
+  auto count = [](std::int64_t v) { return static_cast<double>(v); };
+  per_service("tessera_gateway_prompt_tokens_total", MetricType::kCounter, "Prompt tokens routed.",
+              [&](const PerService& s) { return count(s.prompt_tokens); });
+  per_service("tessera_gateway_prefix_matched_tokens_total", MetricType::kCounter,
               "Prompt tokens the chosen replica held, by the router's block index.",
-              [](const PerService& s) { return s.matched_tokens; });
-  per_service("tessera_gateway_prefix_hit_rate", "gauge",
+              [&](const PerService& s) { return count(s.matched_tokens); });
+  per_service("tessera_gateway_prefix_hit_ratio", MetricType::kGauge,
               "Matched prompt tokens / prompt tokens routed.", [](const PerService& s) {
                 return s.prompt_tokens > 0 ? static_cast<double>(s.matched_tokens) /
                                                  static_cast<double>(s.prompt_tokens)
                                            : 0.0;
               });
-  per_service("tessera_gateway_retries_total", "counter",
+  per_service("tessera_gateway_retries_total", MetricType::kCounter,
               "Requests sent to another replica after one failed before the first token.",
-              [](const PerService& s) { return s.retries; });
-  per_service("tessera_gateway_streams_failed_total", "counter",
+              [&](const PerService& s) { return count(s.retries); });
+  per_service("tessera_gateway_streams_failed_total", MetricType::kCounter,
               "Streams ended with an error event because their replica failed mid-stream.",
-              [](const PerService& s) { return s.streams_failed; });
-  o << extra;
-  return o.str();
+              [&](const PerService& s) { return count(s.streams_failed); });
 }
 
 }  // namespace tessera::gateway

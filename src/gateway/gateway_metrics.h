@@ -4,12 +4,13 @@
 // (prompt tokens its index says the chosen replica holds / prompt tokens). Thread-safe.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
 #include <tuple>
+
+#include "core/metrics_text.h"
 
 namespace tessera::gateway {
 
@@ -21,20 +22,15 @@ class GatewayMetrics {
   void Tokens(const std::string& service, std::int64_t prompt, std::int64_t matched);
   void Retry(const std::string& service);
   void StreamFailed(const std::string& service);
-  // Prometheus text; `extra` (replica gauges) is appended as is.
-  std::string Text(const std::string& extra) const;
+  // Its families, in the Prometheus text format (the replica gauges are the proxy's).
+  void Write(MetricsWriter& out) const;
 
  private:
-  static constexpr std::array<double, 12> kTtftBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-                                                          0.5,   1,    2.5,   5,    10,  30};
-  struct Histogram {
-    std::array<std::int64_t, kTtftBuckets.size()> buckets{};
-    std::int64_t count = 0;
-    double sum = 0;
-  };
+  static constexpr double kTtftBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                            0.5,   1,    2.5,   5,    10,  30};
   struct PerService {
     std::int64_t prompt_tokens = 0, matched_tokens = 0, retries = 0, streams_failed = 0;
-    Histogram ttft;
+    Histogram ttft{kTtftBuckets};
   };
   mutable std::mutex mu_;
   std::map<std::pair<std::string, int>, std::int64_t> requests_;

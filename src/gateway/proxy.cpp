@@ -301,20 +301,16 @@ Json ServicesJson(const ServiceRegistry& registry) {
   return {{"services", services}};
 }
 
-std::string ReplicaGauges(const ServiceRegistry& registry) {
-  std::string out =
-      "# HELP tessera_gateway_replicas Replicas of each service by readiness.\n"
-      "# TYPE tessera_gateway_replicas gauge\n";
+void WriteReplicaGauges(const ServiceRegistry& registry, MetricsWriter& out) {
+  out.Family("tessera_gateway_replicas", MetricType::kGauge,
+             "Replicas of each service by readiness.");
   for (const auto& s : registry.All()) {
     int ready = 0, unready = 0;
     for (const ReplicaView& r : s->Replicas()) (r.ready ? ready : unready)++;
     const std::string name = s->config().name;
-    out += "tessera_gateway_replicas{service=\"" + name + "\",state=\"ready\"} " +
-           std::to_string(ready) + "\n";
-    out += "tessera_gateway_replicas{service=\"" + name + "\",state=\"unready\"} " +
-           std::to_string(unready) + "\n";
+    out.Sample({{"service", name}, {"state", "ready"}}, ready);
+    out.Sample({{"service", name}, {"state", "unready"}}, unready);
   }
-  return out;
 }
 
 }  // namespace
@@ -342,7 +338,10 @@ void RegisterGatewayApi(httplib::Server& server, GatewayContext& ctx) {
     res.set_content(ServicesJson(*ctx.registry).dump() + "\n", "application/json");
   });
   server.Get("/metrics", [&ctx](const httplib::Request&, httplib::Response& res) {
-    res.set_content(ctx.metrics->Text(ReplicaGauges(*ctx.registry)), "text/plain; version=0.0.4");
+    MetricsWriter out;
+    ctx.metrics->Write(out);
+    WriteReplicaGauges(*ctx.registry, out);
+    res.set_content(out.Take(), MetricsWriter::kContentType);
   });
 }
 

@@ -14,7 +14,10 @@ Controller::Controller(Store* store, ControllerOptions options, std::set<std::st
       users_(core_, std::move(leaf_queues)),
       agents_(core_),
       node_ops_(core_),
-      cycle_(core_, std::random_device{}()) {}
+      cycle_(core_, std::random_device{}()),
+      metrics_view_(core_, std::chrono::milliseconds(core_.options().metrics_gather_interval_ms)) {
+  core_.metrics.set_enabled(core_.options().metrics);
+}
 
 Controller::~Controller() { Stop(); }
 

@@ -27,6 +27,7 @@
 #include "server/agent_service.h"
 #include "server/controller_core.h"
 #include "server/controller_options.h"
+#include "server/metrics_view.h"
 #include "server/node_operations.h"
 #include "server/scheduling_cycle.h"
 #include "server/user_api.h"
@@ -75,6 +76,9 @@ class Controller {
   nlohmann::json ServerStatus() { return users_.ServerStatus(); }
   // {"ok": true}, with "schedulerError" when the scheduler cannot run as configured.
   nlohmann::json Health();
+  // GET /metrics: the Prometheus text (metrics_view.h).
+  std::string MetricsText() { return metrics_view_.Text(); }
+  ControllerMetrics& metrics() { return core_.metrics; }
   ApiResult<nlohmann::json> Events(std::int64_t since, Tick wait_ms, int limit) {
     return users_.Events(since, wait_ms, limit);
   }
@@ -118,6 +122,7 @@ class Controller {
   AgentService agents_;
   NodeOperations node_ops_;
   SchedulingCycle cycle_;
+  MetricsView metrics_view_;
   std::thread scheduler_thread_;
   std::thread liveness_thread_;
 };

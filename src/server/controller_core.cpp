@@ -78,7 +78,11 @@ Status ControllerCore::LoadLocked() {
 Status ControllerCore::CommitLocked(ChangeBuilder& change) {
   const Change& c = change.Finish();
   if (c.empty()) return {};
+  const auto start = std::chrono::steady_clock::now();
   auto events = store_->Commit(c);
+  metrics.StoreCommit(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+      events.has_value());
   if (!events) return std::unexpected(events.error());
   state.Apply(change, std::move(*events), options_.events_in_memory);
   changed.notify_all();

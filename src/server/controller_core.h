@@ -11,6 +11,7 @@
 
 #include "core/status.h"
 #include "server/change_builder.h"
+#include "server/controller_metrics.h"
 #include "server/controller_options.h"
 #include "server/controller_state.h"
 #include "store/store.h"
@@ -43,6 +44,7 @@ class ControllerCore {
   ControllerState state;                   // under mu
   bool schedule_requested = true;          // under mu
   bool stopping = false;                   // under mu
+  ControllerMetrics metrics;               // its own lock, never mu (controller_metrics.h)
 
  private:
   Store* store_;

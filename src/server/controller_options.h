@@ -37,7 +37,9 @@ struct ControllerOptions {
   // the scheduler never places ordinary work on them. 0 = no pool.
   int spares_per_domain = 0;
   std::size_t events_in_memory = 20000;
-  std::function<Tick()> now;  // wall clock in ms since the epoch unless set (tests)
+  bool metrics = true;  // GET /metrics and what feeds it (off: for the benchmark of its cost)
+  Tick metrics_gather_interval_ms = 1000;  // scrapes closer than this share one gathering
+  std::function<Tick()> now;               // wall clock in ms since the epoch unless set (tests)
 };
 
 // Checks options as Controller::Create does (the scheduler's config; the queue tree's shape

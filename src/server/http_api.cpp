@@ -5,6 +5,7 @@
 #include <charconv>
 #include <optional>
 
+#include "server/metrics_routes.h"
 #include "spec/document.h"
 #include "spec/job_spec.h"
 #include "spec/text.h"
@@ -199,6 +200,7 @@ void ApiServer::Routes() {
   ViewRoutes();
   LogRoute();
   AgentRoutes();
+  AddMetricsRoutes(*http_, controller_);
 }
 
 void ApiServer::ErrorRoutes() {

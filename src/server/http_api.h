@@ -15,6 +15,7 @@
 //   POST   /v1/agents/register
 //   POST   /v1/agents/{node}/heartbeat?waitMs=N
 //   POST   /v1/agents/{node}/tasks/{id}/status
+//   GET    /metrics                          Prometheus text (metrics_routes.h, docs/metrics.md)
 //
 // Handlers catch every exception at this edge; a bad request never takes the controller down.
 #pragma once

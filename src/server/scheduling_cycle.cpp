@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/decision_metrics.h"
 #include "server/job_limits.h"
 #include "server/resize_applier.h"
 
@@ -69,6 +70,7 @@ int SchedulingCycle::ApplyLocked(const CycleSnapshot& snapshot, const Decisions&
   KeepResizeTargets(state, std::move(applied.resizes));
   if (applied.bound > 0 && state.first_decision_ms < 0)
     state.first_decision_ms = now - state.started_ms;
+  RecordDecisionMetricsLocked(core_, snapshot, decisions, applied, now);
   return applied.bound;
 }
 
@@ -84,12 +86,16 @@ int SchedulingCycle::Run() {
   }
   last_locked_ = Clock::now() - start;
   if (!snapshot) return 0;
+  const auto cycle_start = start;
   // Outside the lock: submissions, heartbeats and views go on while the scheduler decides.
   const Decisions decisions = scheduler->Schedule(snapshot->snap, *snapshot->working);
   start = Clock::now();
   std::lock_guard lock(core_.mu);
   const int bound = ApplyLocked(*snapshot, decisions);
-  last_locked_ += Clock::now() - start;
+  const auto end = Clock::now();
+  last_locked_ += end - start;
+  core_.metrics.Cycle(std::chrono::duration<double>(end - cycle_start).count(),
+                      std::chrono::duration<double>(last_locked_).count());
   return bound;
 }
 

@@ -1,0 +1,216 @@
+// `tessera top nodes|jobs`: GPU allocation and use, like `kubectl top`. Allocation comes from
+// the controller (GET /v1/nodes, /v1/jobs); use from each agent's own /metrics (utilisation
+// and memory per GPU, agent_metrics.h), asked once per agent, so a tessera-agent emulating a
+// thousand nodes is one request. Simulated GPUs say so: their "use" is the share their tasks
+// hold while a process lives, not a measurement.
+#include <httplib.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "cli/commands.h"
+#include "cli/live_client.h"
+#include "cli/live_commands.h"
+#include "cli/metrics_scrape.h"
+
+namespace tessera::cli {
+
+namespace {
+
+using Json = nlohmann::json;
+
+struct TopFlags {
+  ClusterFlags cluster;
+  std::string what;
+  std::string output;
+  int limit = 200;
+};
+
+struct GpuUse {
+  double utilization = 0;  // 0..1
+  double memory_used_bytes = 0;
+  double memory_total_bytes = 0;
+};
+
+// (node, GPU index) -> use, from every agent that serves one of `nodes`.
+std::map<std::pair<std::string, int>, GpuUse> ScrapeAgents(const Json& nodes,
+                                                           std::vector<std::string>* unreachable) {
+  std::set<std::string> agents;
+  for (const auto& n : nodes) {
+    if (n.value("status", "") != "Lost" && !n.value("agentUrl", "").empty())
+      agents.insert(n["agentUrl"].get<std::string>());
+  }
+  std::map<std::pair<std::string, int>, GpuUse> use;
+  for (const auto& url : agents) {
+    httplib::Client c(url);
+    c.set_connection_timeout(2, 0);
+    c.set_read_timeout(10, 0);
+    auto r = c.Get("/metrics");
+    if (!r || r->status != 200) {
+      unreachable->push_back(url);
+      continue;
+    }
+    for (const auto& s : ParseMetricsText(
+             r->body, {"tessera_gpu_utilization_ratio", "tessera_gpu_memory_used_bytes",
+                       "tessera_gpu_memory_total_bytes"})) {
+      auto node = s.labels.find("node");
+      auto gpu = s.labels.find("gpu");
+      if (node == s.labels.end() || gpu == s.labels.end()) continue;
+      GpuUse& u = use[{node->second, std::atoi(gpu->second.c_str())}];
+      if (s.name == "tessera_gpu_utilization_ratio") u.utilization = s.value;
+      if (s.name == "tessera_gpu_memory_used_bytes") u.memory_used_bytes = s.value;
+      if (s.name == "tessera_gpu_memory_total_bytes") u.memory_total_bytes = s.value;
+    }
+  }
+  return use;
+}
+
+std::string Percent(double ratio) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * ratio);
+  return buf;
+}
+
+std::string GiB(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1fGi", bytes / (1024.0 * 1024 * 1024));
+  return buf;
+}
+
+void WarnUnreachable(const std::vector<std::string>& unreachable) {
+  for (const auto& url : unreachable)
+    std::cerr << "warning: the agent at " << url << " did not answer; its GPUs show no use\n";
+}
+
+Status TopNodes(ApiClient& api, OutputFormat format) {
+  auto doc = JsonOf(api.Get("/v1/nodes"));
+  if (!doc) return std::unexpected(doc.error());
+  const Json& nodes = (*doc)["nodes"];
+  std::vector<std::string> unreachable;
+  const auto use = ScrapeAgents(nodes, &unreachable);
+  Json out = Json::array();
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& n : nodes) {
+    const std::string name = n.value("name", "");
+    const int count = n.value("gpuCount", 0);
+    GpuUse sum;
+    for (int g = 0; g < count; ++g) {
+      if (auto it = use.find({name, g}); it != use.end()) {
+        sum.utilization += it->second.utilization;
+        sum.memory_used_bytes += it->second.memory_used_bytes;
+        sum.memory_total_bytes += it->second.memory_total_bytes;
+      }
+    }
+    const double allocated = n.value("gpusAllocated", 0.0);
+    const double util = count > 0 ? sum.utilization / count : 0;
+    const bool simulated = n.value("simulated", false);
+    out.push_back({{"name", name},
+                   {"status", n.value("status", "")},
+                   {"gpus", count},
+                   {"gpusAllocated", allocated},
+                   {"gpuUtilization", util},
+                   {"gpuMemoryUsedBytes", sum.memory_used_bytes},
+                   {"gpuMemoryTotalBytes", sum.memory_total_bytes},
+                   {"simulated", simulated}});
+    rows.push_back({name, n.value("status", ""), Number(allocated) + "/" + std::to_string(count),
+                    Percent(count > 0 ? allocated / count : 0), Percent(util),
+                    GiB(sum.memory_used_bytes) + "/" + GiB(sum.memory_total_bytes),
+                    n.value("gpuModel", "") + (simulated ? " (simulated)" : "")});
+  }
+  WarnUnreachable(unreachable);
+  if (format != OutputFormat::kTable) {
+    PrintStructured(out, format);
+  } else if (rows.empty()) {
+    std::cout << "No nodes registered yet.\n";
+  } else {
+    PrintTable({"NAME", "STATUS", "GPUS", "ALLOCATED", "GPU-UTIL", "GPU-MEMORY", "MODEL"}, rows);
+  }
+  return {};
+}
+
+Status TopJobs(ApiClient& api, OutputFormat format, int limit) {
+  auto nodes = JsonOf(api.Get("/v1/nodes"));
+  if (!nodes) return std::unexpected(nodes.error());
+  std::map<std::string, bool> simulated;
+  for (const auto& n : (*nodes)["nodes"])
+    simulated[n.value("name", "")] = n.value("simulated", false);
+  std::vector<std::string> unreachable;
+  const auto use = ScrapeAgents((*nodes)["nodes"], &unreachable);
+  auto list = JsonOf(api.Get("/v1/jobs?phase=Running&limit=" + std::to_string(limit)));
+  if (!list) return std::unexpected(list.error());
+  Json out = Json::array();
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& j : (*list)["jobs"]) {
+    const std::string queue = j.value("queue", ""), name = j.value("name", "");
+    auto detail = JsonOf(api.Get("/v1/jobs/" + PathOf(queue, name)));
+    if (!detail) continue;  // finished or purged meanwhile
+    int gpus = 0;
+    bool any_simulated = false;
+    std::set<std::string> on;
+    GpuUse sum;
+    for (const auto& t : (*detail)["taskList"]) {
+      if (t.value("state", "") != "Running") continue;
+      const std::string node = t.value("node", "");
+      on.insert(node);
+      any_simulated |= simulated[node];
+      for (const auto& g : t["gpus"]) {
+        ++gpus;
+        if (auto it = use.find({node, g.get<int>()}); it != use.end()) {
+          sum.utilization += it->second.utilization;
+          sum.memory_used_bytes += it->second.memory_used_bytes;
+        }
+      }
+    }
+    const double util = gpus > 0 ? sum.utilization / gpus : 0;
+    out.push_back({{"queue", queue},
+                   {"name", name},
+                   {"kind", j.value("kind", "")},
+                   {"gpus", j.value("gpus", 0.0)},
+                   {"gpuUtilization", util},
+                   {"gpuMemoryUsedBytes", sum.memory_used_bytes},
+                   {"nodes", on.size()},
+                   {"simulated", any_simulated}});
+    rows.push_back({queue, name, j.value("kind", ""), Number(j.value("gpus", 0.0)), Percent(util),
+                    GiB(sum.memory_used_bytes), std::to_string(on.size()),
+                    any_simulated ? "simulated" : "nvml"});
+  }
+  WarnUnreachable(unreachable);
+  if (format != OutputFormat::kTable) {
+    PrintStructured(out, format);
+  } else if (rows.empty()) {
+    std::cout << "No running jobs.\n";
+  } else {
+    PrintTable({"QUEUE", "NAME", "KIND", "GPUS", "GPU-UTIL", "GPU-MEMORY", "NODES", "GPU-SOURCE"},
+               rows);
+  }
+  return {};
+}
+
+Status RunTop(const TopFlags& f) {
+  auto format = ParseOutput(f.output);
+  if (!format) return std::unexpected(format.error());
+  if (f.what != "nodes" && f.what != "node" && f.what != "jobs" && f.what != "job")
+    return InvalidArgument("top " + f.what + ": expected nodes or jobs");
+  auto url = ResolveServer(f.cluster);
+  if (!url) return std::unexpected(url.error());
+  ApiClient api(*url);
+  return f.what.starts_with("node") ? TopNodes(api, *format) : TopJobs(api, *format, f.limit);
+}
+
+}  // namespace
+
+void RegisterTopCommand(CLI::App& app) {
+  auto flags = std::make_shared<TopFlags>();
+  auto* cmd = app.add_subcommand("top", "GPU allocation and use of nodes or running jobs");
+  cmd->add_option("what", flags->what, "nodes | jobs")->required();
+  cmd->add_option("--limit", flags->limit, "jobs: at most this many running jobs")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  AddClusterFlags(cmd, &flags->cluster);
+  AddOutputFlag(cmd, &flags->output);
+  cmd->callback([flags] { SetExitCode(RunOrReport([&] { return RunTop(*flags); })); });
+}
+
+}  // namespace tessera::cli

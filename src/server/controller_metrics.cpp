@@ -1,0 +1,160 @@
+#include "server/controller_metrics.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "server/decision_applier.h"
+
+namespace tessera {
+
+ControllerMetrics::ControllerMetrics()
+    : cycle_seconds_(kLatencyBucketsSeconds),
+      cycle_locked_seconds_(kLatencyBucketsSeconds),
+      commit_seconds_(kLatencyBucketsSeconds) {}
+
+std::string_view DecisionKindLabel(Decision::Kind kind) {
+  switch (kind) {
+    case Decision::Kind::kBind:
+      return "bind";
+    case Decision::Kind::kPreempt:
+      return "preempt";
+    case Decision::Kind::kUnschedulable:
+      return "unschedulable";
+    case Decision::Kind::kResize:
+      return "resize";
+  }
+  return "other";
+}
+
+void ControllerMetrics::Cycle(double seconds, double locked_seconds) {
+  if (!enabled()) return;
+  std::lock_guard lock(mu_);
+  cycle_seconds_.Observe(seconds);
+  cycle_locked_seconds_.Observe(locked_seconds);
+}
+
+void ControllerMetrics::Decided(const Decisions& decisions, const AppliedDecisions& applied) {
+  if (!enabled()) return;
+  std::map<std::string_view, std::int64_t> kinds;
+  for (const Decision& d : decisions) ++kinds[DecisionKindLabel(d.kind)];
+  std::lock_guard lock(mu_);
+  for (const auto& [kind, n] : kinds) decisions_[std::string(kind)] += n;
+  victims_ += applied.preempted;
+  deferred_ += applied.deferred;
+  dropped_ += applied.dropped;
+}
+
+void ControllerMetrics::Bound(const std::string& queue, double wait_seconds) {
+  if (!enabled()) return;
+  std::lock_guard lock(mu_);
+  bind_wait_.try_emplace(queue, kWaitBucketsSeconds).first->second.Observe(wait_seconds);
+}
+
+void ControllerMetrics::StoreCommit(double seconds, bool ok) {
+  if (!enabled()) return;
+  std::lock_guard lock(mu_);
+  commit_seconds_.Observe(seconds);
+  commit_failures_ += ok ? 0 : 1;
+}
+
+void ControllerMetrics::Request(std::string_view method, std::string_view route, int code,
+                                std::optional<double> seconds) {
+  if (!enabled()) return;
+  std::lock_guard lock(mu_);
+  ++requests_[{std::string(method), std::string(route), code}];
+  if (!seconds) return;
+  request_seconds_.try_emplace({std::string(method), std::string(route)}, kLatencyBucketsSeconds)
+      .first->second.Observe(*seconds);
+}
+
+void ControllerMetrics::Write(MetricsWriter& out) const {
+  std::lock_guard lock(mu_);
+  out.Family("tessera_scheduling_cycle_duration_seconds", MetricType::kHistogram,
+             "Wall time of one scheduling cycle: snapshot, Schedule(), apply and commit.");
+  out.Sample({}, cycle_seconds_);
+  out.Family("tessera_scheduling_cycle_locked_seconds", MetricType::kHistogram,
+             "Time of one scheduling cycle spent holding the controller's lock.");
+  out.Sample({}, cycle_locked_seconds_);
+  out.Family("tessera_scheduling_decisions_total", MetricType::kCounter,
+             "Decisions the scheduler made, by kind (bind, preempt, resize, unschedulable).");
+  for (const char* kind : {"bind", "preempt", "resize", "unschedulable"})
+    if (!decisions_.contains(kind)) out.Sample({{"kind", kind}}, 0);
+  for (const auto& [kind, n] : decisions_) out.Sample({{"kind", kind}}, static_cast<double>(n));
+  out.Family("tessera_scheduling_decisions_not_applied_total", MetricType::kCounter,
+             "Decisions not applied because their subject changed during the cycle: deferred "
+             "to a later cycle, or dropped.");
+  out.Sample({{"reason", "deferred"}}, static_cast<double>(deferred_));
+  out.Sample({{"reason", "dropped"}}, static_cast<double>(dropped_));
+  out.Single("tessera_preemption_victims_total", MetricType::kCounter,
+             "Running units stopped by a preemption decision.", static_cast<double>(victims_));
+  out.Family("tessera_job_scheduling_latency_seconds", MetricType::kHistogram,
+             "Submit (or requeue) to bind of a unit, by queue.");
+  for (const auto& [queue, h] : bind_wait_) out.Sample({{"queue", queue}}, h);
+  out.Family("tessera_store_commit_duration_seconds", MetricType::kHistogram,
+             "Durable commit of one change to the store (SQLite: the transaction and its fsync).");
+  out.Sample({}, commit_seconds_);
+  out.Single("tessera_store_commit_failures_total", MetricType::kCounter,
+             "Commits the store refused or failed; memory was left as it was.",
+             static_cast<double>(commit_failures_));
+  out.Family("tessera_api_requests_total", MetricType::kCounter,
+             "API requests answered, by method, route and HTTP code.");
+  for (const auto& [key, n] : requests_) {
+    const auto& [method, route, code] = key;
+    out.Sample({{"method", method}, {"route", route}, {"code", std::to_string(code)}},
+               static_cast<double>(n));
+  }
+  out.Family("tessera_api_request_duration_seconds", MetricType::kHistogram,
+             "Time to answer an API request, by method and route (a long poll counts its wait).");
+  for (const auto& [key, h] : request_seconds_)
+    out.Sample({{"method", key.first}, {"route", key.second}}, h);
+}
+
+namespace {
+
+// Splits "/a/b/c" into its segments.
+std::vector<std::string_view> Segments(std::string_view path) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < path.size()) {
+    if (path[i] == '/') {
+      ++i;
+      continue;
+    }
+    const std::size_t end = std::min(path.find('/', i), path.size());
+    out.push_back(path.substr(i, end - i));
+    i = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ApiRouteLabel(std::string_view path) {
+  if (auto q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
+  const auto s = Segments(path);
+  if (s.size() == 1 && s[0] == "metrics") return "/metrics";
+  if (s.size() < 2 || s[0] != "v1") return "other";
+  const std::string_view top = s[1];
+  if (s.size() == 2) {
+    for (const char* known :
+         {"healthz", "status", "jobs", "release", "nodes", "queues", "events"}) {
+      if (top == known) return "/v1/" + std::string(top);
+    }
+    return "other";
+  }
+  if (top == "jobs") return "/v1/jobs/{job}";
+  if (top == "logs") return "/v1/logs/{job}";
+  if (top == "agents") {
+    if (s.size() == 3) {
+      if (s[2] == "register" || s[2] == "heartbeat" || s[2] == "status")
+        return "/v1/agents/" + std::string(s[2]);
+      return "other";
+    }
+    if (s.size() == 4 && s[3] == "heartbeat") return "/v1/agents/{node}/heartbeat";
+    if (s.size() == 6 && s[3] == "tasks" && s[5] == "status")
+      return "/v1/agents/{node}/tasks/{task}/status";
+  }
+  return "other";
+}
+
+}  // namespace tessera

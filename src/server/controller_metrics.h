@@ -1,0 +1,74 @@
+// The controller's counters and histograms for GET /metrics: scheduling cycles and their
+// decisions, submit-to-bind latency, preemption victims, store commits and API requests. The
+// parts that do the work report here; the gauges (jobs, queues, nodes) are gathered from the
+// state when scraped (metrics_view.h).
+//
+// It has its own small mutex, never the controller's: reporting costs a few increments, and a
+// scrape copies nothing bigger than these counters while holding it.
+//
+// Thread-safety: all methods are thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+#include "core/metrics_text.h"
+#include "sched/decision.h"
+
+namespace tessera {
+
+struct AppliedDecisions;
+
+class ControllerMetrics {
+ public:
+  ControllerMetrics();
+
+  // Off: every report is ignored (for the benchmark of the cycle with metrics off).
+  void set_enabled(bool on) { enabled_.store(on, std::memory_order_relaxed); }
+  bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
+
+  // One scheduling cycle: its wall time and how long of it the controller's lock was held.
+  void Cycle(double seconds, double locked_seconds);
+  // What the scheduler decided in a cycle (every decision, by kind) and what of it was applied
+  // (preempted units are the victims; deferred and dropped decisions by why).
+  void Decided(const Decisions& decisions, const AppliedDecisions& applied);
+  // A unit bound `wait_seconds` after it was submitted (or requeued), in `queue`.
+  void Bound(const std::string& queue, double wait_seconds);
+  void StoreCommit(double seconds, bool ok);
+  // One API request: `route` is the route's pattern (bounded), never the raw path; `seconds`
+  // its latency when known.
+  void Request(std::string_view method, std::string_view route, int code,
+               std::optional<double> seconds);
+
+  void Write(MetricsWriter& out) const;
+
+ private:
+  std::atomic<bool> enabled_{true};
+  mutable std::mutex mu_;
+  Histogram cycle_seconds_;
+  Histogram cycle_locked_seconds_;
+  std::map<std::string, std::int64_t> decisions_;  // by kind
+  std::int64_t victims_ = 0, deferred_ = 0, dropped_ = 0;
+  std::map<std::string, Histogram> bind_wait_;  // by queue
+  Histogram commit_seconds_;
+  std::int64_t commit_failures_ = 0;
+  std::map<std::pair<std::string, std::string>, Histogram> request_seconds_;  // (method, route)
+  std::map<std::tuple<std::string, std::string, int>, std::int64_t> requests_;
+};
+
+// The name of a decision kind as the metrics label it: bind, preempt, unschedulable, resize.
+std::string_view DecisionKindLabel(Decision::Kind kind);
+
+// The route of an API path, with its variable parts replaced: /v1/jobs/{job},
+// /v1/agents/{node}/heartbeat, ...; "other" for a path that is no route, so that the label
+// stays bounded whatever clients send.
+std::string ApiRouteLabel(std::string_view path);
+
+}  // namespace tessera

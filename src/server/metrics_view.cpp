@@ -1,0 +1,180 @@
+#include "server/metrics_view.h"
+
+#include "server/job_views.h"
+
+namespace tessera {
+
+namespace {
+
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+double GpuMilliToGpus(std::int64_t milli) { return static_cast<double>(milli) / kMilliPerGpu; }
+
+}  // namespace
+
+void GatherStateGaugesLocked(const ControllerState& state, Tick now, ClusterGauges& out,
+                             std::map<std::string, QueueUsage>* usage) {
+  for (const auto& [name, q] : state.queues) (*usage)[name];
+  for (const auto& [id, job] : state.jobs) {
+    const api::JobPhase phase = JobPhaseOf(job);
+    ++out.jobs[{job.rec.queue, job.rec.kind, std::string(api::JobPhaseName(phase))}];
+    if (job.rec.finished_ms != 0) continue;
+    QueueUsage& u = (*usage)[job.rec.queue];
+    if (phase == api::JobPhase::kPending) {
+      ++u.pending_jobs;
+      u.pending_gpu_milli += job.workload.TotalGpuMilli();
+    } else {
+      ++u.active_jobs;
+    }
+  }
+  out.nodes.reserve(state.nodes.size());
+  for (const auto& [name, ns] : state.nodes) {
+    ClusterGauges::Node n;
+    n.name = name;
+    n.status = NodeStatusName(ns.rec.status);
+    n.schedulable = ns.schedulable();
+    n.simulated = ns.rec.simulated;
+    n.gpu_model = ns.rec.gpu_model;
+    n.gpu_count = ns.rec.gpu_count;
+    std::int64_t milli = 0;
+    if (auto live = state.live_by_node.find(name); live != state.live_by_node.end()) {
+      for (auto id : live->second) {
+        const TaskRecord& t = state.tasks.at(id);
+        milli += static_cast<std::int64_t>(t.gpus.size()) * t.gpu_milli;
+        if (auto job = state.jobs.find(t.job_id); job != state.jobs.end())
+          (*usage)[job->second.rec.queue].allocated +=
+              {t.cpu_milli, t.memory_mib, std::ssize(t.gpus) * t.gpu_milli};
+      }
+    }
+    n.gpus_allocated = GpuMilliToGpus(milli);
+    n.heartbeat_age_seconds = static_cast<double>(now - ns.last_seen) / 1000.0;
+    out.capacity += {ns.rec.cpu_milli, ns.rec.memory_mib,
+                     static_cast<std::int64_t>(ns.rec.gpu_count) * kMilliPerGpu};
+    out.nodes.push_back(std::move(n));
+  }
+  out.cycles = state.cycles;
+  out.last_event_seq = state.last_seq;
+  out.free_gpus = GpuMilliToGpus(state.last_free_gpu_milli);
+}
+
+void GatherQueueGauges(const nlohmann::json& queue_rows, ClusterGauges& out) {
+  for (const auto& row : queue_rows) {
+    ClusterGauges::Queue q;
+    q.name = row.value("name", "");
+    q.allocated_gpus = row.value("gpusAllocated", 0.0);
+    q.dominant_share = row.value("dominantShare", 0.0);
+    q.pending_gpus = row.value("pendingGpus", 0.0);
+    q.pending_jobs = row.value("pendingJobs", 0);
+    if (row.contains("guaranteedGpus")) q.guaranteed_gpus = row["guaranteedGpus"].get<double>();
+    if (row.contains("borrowLimitGpus")) q.borrow_limit_gpus = row["borrowLimitGpus"].get<double>();
+    out.queues.push_back(std::move(q));
+  }
+}
+
+namespace {
+
+void WriteQueues(const ClusterGauges& g, MetricsWriter& out) {
+  auto each = [&](const char* name, const char* help, auto value) {
+    out.Family(name, MetricType::kGauge, help);
+    for (const auto& q : g.queues) {
+      if (auto v = value(q)) out.Sample({{"queue", q.name}}, *v);
+    }
+  };
+  using Q = ClusterGauges::Queue;
+  each("tessera_queue_allocated_gpus",
+       "GPUs held by the queue's live tasks (subtree for inner queues).",
+       [](const Q& q) { return std::optional(q.allocated_gpus); });
+  each("tessera_queue_guaranteed_gpus",
+       "The queue's guaranteed GPUs as its tree resolves against the registered nodes.",
+       [](const Q& q) { return q.guaranteed_gpus; });
+  each("tessera_queue_borrow_limit_gpus", "The most GPUs the queue may borrow above its guarantee.",
+       [](const Q& q) { return q.borrow_limit_gpus; });
+  each("tessera_queue_dominant_share",
+       "The largest of the queue's GPU, CPU and memory allocation over the registered capacity "
+       "(DRF).",
+       [](const Q& q) { return std::optional(q.dominant_share); });
+  each("tessera_queue_pending_jobs", "Jobs of the queue waiting to start.",
+       [](const Q& q) { return std::optional<double>(q.pending_jobs); });
+  each("tessera_queue_pending_gpus", "GPUs the queue's pending jobs ask for.",
+       [](const Q& q) { return std::optional(q.pending_gpus); });
+}
+
+void WriteNodes(const ClusterGauges& g, MetricsWriter& out) {
+  auto each = [&](const char* name, const char* help, auto value) {
+    out.Family(name, MetricType::kGauge, help);
+    for (const auto& n : g.nodes) {
+      out.Sample({{"node", n.name}, {"simulated", n.simulated ? "true" : "false"}}, value(n));
+    }
+  };
+  using N = ClusterGauges::Node;
+  each("tessera_node_schedulable",
+       "1 when the node is Ready and runs no strays, as the controller sees it.",
+       [](const N& n) { return n.schedulable ? 1.0 : 0.0; });
+  each("tessera_node_gpus", "GPUs the node registered.",
+       [](const N& n) { return static_cast<double>(n.gpu_count); });
+  each("tessera_node_gpus_allocated", "GPUs of the node held by live tasks (shares as fractions).",
+       [](const N& n) { return n.gpus_allocated; });
+  each("tessera_node_heartbeat_age_seconds",
+       "Time since the controller last heard from the node's agent (heartbeat lag).",
+       [](const N& n) { return n.heartbeat_age_seconds; });
+  out.Family("tessera_nodes", MetricType::kGauge, "Registered nodes by status.");
+  std::map<std::string, int> by_status{{"Ready", 0}, {"NotReady", 0}, {"Lost", 0}};
+  for (const auto& n : g.nodes) ++by_status[n.status];
+  for (const auto& [status, count] : by_status) out.Sample({{"status", status}}, count);
+}
+
+}  // namespace
+
+void WriteClusterGauges(const ClusterGauges& g, MetricsWriter& out) {
+  out.Family("tessera_jobs", MetricType::kGauge,
+             "Jobs held by the controller, by queue, kind and phase.");
+  for (const auto& [key, count] : g.jobs) {
+    const auto& [queue, kind, phase] = key;
+    out.Sample({{"queue", queue}, {"kind", kind}, {"phase", phase}}, count);
+  }
+  WriteQueues(g, out);
+  WriteNodes(g, out);
+  out.Single("tessera_scheduling_cycles_total", MetricType::kCounter,
+             "Scheduling cycles run since the controller started.", static_cast<double>(g.cycles));
+  out.Single("tessera_events_last_sequence", MetricType::kGauge,
+             "Sequence number of the last event committed (GET /v1/events?since=).",
+             static_cast<double>(g.last_event_seq));
+  out.Single("tessera_free_gpus", MetricType::kGauge,
+             "GPUs free on schedulable nodes after the last scheduling cycle.", g.free_gpus);
+  out.Single("tessera_metrics_gather_locked_seconds", MetricType::kGauge,
+             "How long the last gathering of these gauges held the controller's lock.",
+             g.gather_locked_seconds);
+}
+
+std::string MetricsView::Text() {
+  using Clock = std::chrono::steady_clock;
+  MetricsWriter out;
+  core_.metrics.Write(out);
+  {
+    std::lock_guard lock(mu_);
+    const auto now = Clock::now();
+    if (!gathered_at_ || now - *gathered_at_ >= min_gather_interval_) {
+      ClusterGauges g;
+      std::map<std::string, QueueUsage> usage;
+      std::shared_ptr<const QueueTree> built;
+      const auto start = Clock::now();
+      {
+        std::lock_guard core_lock(core_.mu);
+        GatherStateGaugesLocked(core_.state, core_.Now(), g, &usage);
+        built = core_.state.queue_tree;
+      }
+      g.gather_locked_seconds = Seconds(Clock::now() - start);
+      // The queue rows (tree, guarantees, shares) from the copies, without the lock.
+      const auto& tree = core_.options().queues;
+      GatherQueueGauges(QueueRows(tree ? &*tree : nullptr, built.get(), g.capacity, usage), g);
+      last_ = std::move(g);
+      gathered_at_ = now;
+    }
+    WriteClusterGauges(last_, out);
+  }
+  return out.Take();
+}
+
+}  // namespace tessera
