@@ -77,6 +77,9 @@ TEST(CycleConcurrencyTest, TheApiAnswersWhileALongCycleRuns) {
     Preload(**store, kNodes, kPending);
     ControllerOptions options;
     options.scheduler.queue_policy = "backfill";
+    // The plain scan keeps the cycle long (the class index makes it short enough that a call
+    // slowed by a loaded machine is a third of it): this test is about the lock, not placement.
+    options.scheduler.placement_index = false;
     options.heartbeat_timeout_ms = 600'000;  // no agents in this test
     auto controller = Controller::Create(store->get(), options);
     ASSERT_TRUE(controller) << controller.error().message;
@@ -131,7 +134,7 @@ TEST(CycleConcurrencyTest, TheApiAnswersWhileALongCycleRuns) {
                 cycle_ms, during, worst_ms);
     ASSERT_GE(cycle_ms, 100) << "the cycle was too short to show anything";
     EXPECT_GE(during, 10);
-    EXPECT_LT(worst_ms, cycle_ms / 3);
+    EXPECT_LT(worst_ms, cycle_ms / 2);  // a call blocked by the cycle would wait all of it
   }
   std::filesystem::remove_all(dir);
 }
