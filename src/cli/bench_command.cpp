@@ -12,6 +12,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/bench_group.h"
 #include "cli/commands.h"
 #include "sim/cluster_spec.h"
 #include "sim/policy_workload.h"
@@ -210,14 +211,7 @@ int RunBenchSchedule(const BenchScheduleFlags& flags) {
 }  // namespace
 
 void RegisterBenchCommand(CLI::App& app) {
-  // `bench` may gain other subcommands (`bench live`); whoever registers first creates it.
-  CLI::App* bench = nullptr;
-  for (auto* sub : app.get_subcommands([](CLI::App* s) { return s->get_name() == "bench"; }))
-    bench = sub;
-  if (bench == nullptr) {
-    bench = app.add_subcommand("bench", "Benchmarks");
-    bench->require_subcommand(1);
-  }
+  CLI::App* bench = &BenchGroup(app);
   auto flags = std::make_shared<BenchScheduleFlags>();
   auto& o = flags->options;
   auto* cmd = bench->add_subcommand(
@@ -290,6 +284,18 @@ void RegisterBenchCommand(CLI::App& app) {
       ->capture_default_str();
   b->add_option("--out", pol->out, "write the JSON here");
   b->callback([pol] { SetExitCode(RunBenchPolicies(*pol)); });
+}
+
+}  // namespace tessera::cli
+
+namespace tessera::cli {
+
+CLI::App& BenchGroup(CLI::App& app) {
+  for (auto* sub : app.get_subcommands([](CLI::App* s) { return s->get_name() == "bench"; }))
+    return *sub;
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
+  bench->require_subcommand(1);
+  return *bench;
 }
 
 }  // namespace tessera::cli

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "cli/bench_gateway_load.h"
+#include "cli/bench_group.h"
 #include "cli/commands.h"
 #include "cli/daemon.h"
 #include "cli/live_commands.h"
@@ -218,10 +219,7 @@ int RunBenchGateway(const BenchGatewayFlags& f) {
 }  // namespace
 
 void RegisterBenchGatewayCommand(CLI::App& app) {
-  CLI::App* bench = nullptr;
-  for (auto* sub : app.get_subcommands([](CLI::App* s) { return s->get_name() == "bench"; }))
-    bench = sub;
-  if (bench == nullptr) return;
+  CLI::App* bench = &BenchGroup(app);
   auto flags = std::make_shared<BenchGatewayFlags>();
   auto* cmd = bench->add_subcommand(
       "gateway",

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <thread>
 
+#include "cli/bench_group.h"
 #include "cli/commands.h"
 #include "cli/daemon.h"
 #include "cli/live_client.h"
@@ -367,13 +368,7 @@ Status RunBench(const BenchFlags& f) {
 }  // namespace
 
 void RegisterBenchLiveCommand(CLI::App& app) {
-  CLI::App* bench = nullptr;
-  for (auto* sub : app.get_subcommands([](CLI::App* s) { return s->get_name() == "bench"; }))
-    bench = sub;
-  if (bench == nullptr) {
-    bench = app.add_subcommand("bench", "Benchmarks");
-    bench->require_subcommand(1);
-  }
+  CLI::App* bench = &BenchGroup(app);
   auto flags = std::make_shared<BenchFlags>();
   auto* cmd = bench->add_subcommand(
       "live", "Measure the live cluster: submissions/s, submit-to-start latency, restart time");

@@ -17,6 +17,7 @@
 #include <iostream>
 #include <thread>
 
+#include "cli/bench_group.h"
 #include "cli/commands.h"
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
@@ -237,13 +238,7 @@ Status RunBenchMetrics(const MetricsBenchFlags& f) {
 }  // namespace
 
 void RegisterBenchMetricsCommand(CLI::App& app) {
-  CLI::App* bench = nullptr;
-  for (auto* sub : app.get_subcommands([](CLI::App* s) { return s->get_name() == "bench"; }))
-    bench = sub;
-  if (bench == nullptr) {
-    bench = app.add_subcommand("bench", "Benchmarks");
-    bench->require_subcommand(1);
-  }
+  CLI::App* bench = &BenchGroup(app);
   auto flags = std::make_shared<MetricsBenchFlags>();
   auto* cmd = bench->add_subcommand(
       "metrics", "Measure /metrics: the scheduling cycle with metrics on vs off, a scrape's time");

@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/bench_group.h"
 #include "cli/commands.h"
 #include "cli/daemon.h"
 #include "cli/live_client.h"
@@ -308,10 +309,7 @@ Status RunRecoveryBench(const RecoveryBenchFlags& f) {
 }  // namespace
 
 void RegisterBenchRecoveryCommand(CLI::App& app) {
-  CLI::App* bench = nullptr;
-  for (auto* sub : app.get_subcommands([](CLI::App* s) { return s->get_name() == "bench"; }))
-    bench = sub;
-  if (bench == nullptr) return;  // registered after `bench live`, which creates it
+  CLI::App* bench = &BenchGroup(app);
   auto flags = std::make_shared<RecoveryBenchFlags>();
   auto* cmd = bench->add_subcommand(
       "recovery", "Measure live failure detection and recovery time per recovery policy");
