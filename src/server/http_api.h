@@ -24,10 +24,7 @@
 
 #include "core/status.h"
 #include "server/controller.h"
-
-namespace httplib {
-class Server;
-}
+#include "server/http_frontend.h"
 
 namespace tessera {
 
@@ -35,6 +32,8 @@ class ApiServer {
  public:
   explicit ApiServer(Controller& controller, int threads = 128);
   ~ApiServer();
+  // Deadlines, connection cap and worker pools (http_frontend.h). Call before Bind().
+  void SetLimits(const FrontendLimits& limits);
 
   // Binds `host`:`port` (0 = any free port); returns the port bound.
   Result<int> Bind(const std::string& host, int port);
@@ -50,7 +49,9 @@ class ApiServer {
   void LogRoute();    // task logs, proxied from the agents
   void AgentRoutes();
   Controller& controller_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<RoutedServer> http_;
+  FrontendLimits limits_;
+  std::unique_ptr<HttpFrontend> front_;  // from Bind()
 };
 
 }  // namespace tessera
