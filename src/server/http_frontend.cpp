@@ -219,6 +219,11 @@ void HttpFrontend::OnReadable(int fd) {
   bool eof = false;
   while (true) {
     const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n > 0 && c.phase == Phase::kDiscard) {
+      c.discard -= std::min(c.discard, static_cast<std::size_t>(n));
+      if (c.discard == 0) return Close(fd);
+      continue;
+    }
     if (n > 0) {
       c.buffer.append(buf, static_cast<std::size_t>(n));
       if (c.buffer.size() > cap) break;  // Advance refuses what is too large
@@ -235,7 +240,7 @@ void HttpFrontend::OnReadable(int fd) {
 }
 
 void HttpFrontend::Advance(Connection& c) {
-  if (c.phase == Phase::kBusy || c.phase == Phase::kParked) return;
+  if (c.phase == Phase::kBusy || c.phase == Phase::kParked || c.phase == Phase::kDiscard) return;
   if (c.buffer.empty()) return;
   if (c.phase == Phase::kIdle) {
     c.phase = Phase::kHead;
@@ -260,7 +265,8 @@ void HttpFrontend::Advance(Connection& c) {
     if (c.head.content_length > limits_.max_body_bytes) {
       return Reject(c, 413, "InvalidArgument",
                     "request body too large (at most " +
-                        std::to_string(limits_.max_body_bytes >> 20) + " MiB)");
+                        std::to_string(limits_.max_body_bytes >> 20) + " MiB)",
+                    /*linger=*/true);
     }
     c.phase = Phase::kBody;
     c.since = Clock::now();
@@ -353,7 +359,7 @@ void HttpFrontend::Post(Connection& c, std::string request) {
 }
 
 void HttpFrontend::Reject(Connection& c, int status, const std::string& code,
-                          const std::string& message) {
+                          const std::string& message, bool linger) {
   const std::string body =
       nlohmann::json(
           {{"error", {{"code", code}, {"message", message}, {"details", nlohmann::json::array()}}}})
@@ -367,7 +373,13 @@ void HttpFrontend::Reject(Connection& c, int status, const std::string& code,
   response += "\r\n" + body;
   // Best effort: a client too slow to take a few hundred bytes does not get them.
   (void)!::send(c.fd, response.data(), response.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-  Close(c.fd);
+  const std::size_t arrived = c.buffer.size() - std::min(c.buffer.size(), c.head.head_bytes);
+  if (!linger || arrived >= c.head.content_length) return Close(c.fd);
+  ::shutdown(c.fd, SHUT_WR);
+  c.phase = Phase::kDiscard;
+  c.discard = c.head.content_length - arrived;
+  c.buffer.clear();
+  c.since = Clock::now();
 }
 
 void HttpFrontend::Close(int fd) {
@@ -388,6 +400,7 @@ void HttpFrontend::ExpireDeadlines() {
   std::vector<int> idle, slow_head, slow_body;
   for (const auto& [fd, c] : connections_) {
     if (c.phase == Phase::kIdle && over(c, limits_.idle_timeout_ms)) idle.push_back(fd);
+    if (c.phase == Phase::kDiscard && over(c, limits_.body_timeout_ms)) idle.push_back(fd);
     if (c.phase == Phase::kHead && over(c, limits_.header_timeout_ms)) slow_head.push_back(fd);
     if (c.phase == Phase::kBody && over(c, limits_.body_timeout_ms)) slow_body.push_back(fd);
   }

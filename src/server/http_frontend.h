@@ -44,8 +44,8 @@ struct FrontendLimits {
   int write_timeout_ms = 30'000;   // each write of a response
   int max_connections = 1024;
   int user_threads = 16;
-  int agent_threads = 64;      // at least the agents that long-poll at once
-  int long_poll_threads = 64;  // /v1/events waits at once
+  int agent_threads = 256;     // at least the agents that long-poll at once
+  int long_poll_threads = 16;  // answer released /v1/events polls (they wait parked)
   int max_queued = 512;        // complete requests waiting for a worker, per class
   std::size_t max_header_bytes = 64 << 10;
   std::size_t max_body_bytes = 1 << 20;
@@ -94,7 +94,9 @@ class HttpFrontend {
 
  private:
   using Clock = std::chrono::steady_clock;
-  enum class Phase { kIdle, kHead, kBody, kParked, kBusy };
+  // kDiscard: refused (413), the body still arriving is read and dropped before the close, so
+  // that the client sees the answer instead of a reset.
+  enum class Phase { kIdle, kHead, kBody, kParked, kBusy, kDiscard };
   struct Connection {
     int fd = -1;
     std::string buffer;
@@ -103,6 +105,7 @@ class HttpFrontend {
     RequestHead head;
     bool continue_sent = false;
     std::size_t served = 0;
+    std::size_t discard = 0;     // kDiscard: body bytes still to drop
     std::string parked_request;  // kParked: the request, to hand to a worker on release
     std::int64_t parked_since = 0;
     Clock::time_point parked_until;
@@ -121,7 +124,9 @@ class HttpFrontend {
   bool Park(Connection& c, std::string& request);
   void ReleaseParked();
   void Post(Connection& c, std::string request);
-  void Reject(Connection& c, int status, const std::string& code, const std::string& message);
+  // Answers `status` and closes; with `linger`, keeps reading (and dropping) the body first.
+  void Reject(Connection& c, int status, const std::string& code, const std::string& message,
+              bool linger = false);
   void Close(int fd);
   void ExpireDeadlines();
   void TakeBackReturned();
