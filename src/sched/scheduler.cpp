@@ -90,7 +90,10 @@ Result<Scheduler> Scheduler::Create(const SchedulerConfig& config) {
   }
   s.queue_ = std::move(*queue);
   s.placement_ = std::move(*placement);
-  if (config.memoize_scores) s.cache_ = std::make_shared<ScoreCache>();
+  if (config.memoize_scores) {
+    s.cache_ = std::make_shared<ScoreCache>();
+    s.cache_->set_index_classes(config.placement_index);
+  }
   if (config.gang_placement == "topology") s.topology_ = std::make_shared<TopologyMemo>();
   if (IsFairSharePolicy(config.queue_policy)) {
     if (!config.queues) {
