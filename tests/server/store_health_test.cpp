@@ -69,7 +69,7 @@ TEST(StoreHealthTest, ACommitFailureMakesTheControllerUnreadyUntilTheStoreRecove
   TempDir dir("tessera-fsize");
   // Every file tesserad writes is limited to 1 MiB (SIGXFSZ ignored, so writes fail EFBIG,
   // as on a full disk): the WAL fills after some submissions.
-  std::string cmd = "trap '' XFSZ; exec prlimit --fsize=1048576 --";
+  std::string cmd = "trap '' XFSZ; exec prlimit --fsize=1048576:unlimited --";
   for (const auto& a : Tesserad(dir.path())) cmd += " '" + a + "'";
   const pid_t pid = Spawn({"/bin/sh", "-c", cmd}, "/dev/null");
   ASSERT_TRUE(WaitFor([&] { return !Endpoint(dir.path()).empty(); }, 10));
