@@ -164,7 +164,10 @@ Decisions Scheduler::Schedule(const Snapshot& snap, ClusterState& working) const
   const TopologyGangPlacer* g = gangs ? &*gangs : nullptr;
   if (queues_) {  // drf, drf-naive: hierarchical fair share with reclaim and preemption
     TaskPlacer placer(*placement_, cache_.get(), g);
-    ScheduleFairShare(snap, *queues_, victims_, working, placer, rng, out);
+    std::optional<ElasticCycle> elastic;
+    if (elastic_) elastic.emplace(snap, placer);
+    ScheduleFairShare(snap, *queues_, victims_, working, placer, rng, out, {},
+                      elastic ? &*elastic : nullptr);
     return out;
   }
   JobOrder order(*queue_, snap);
