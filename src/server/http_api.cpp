@@ -157,7 +157,9 @@ void ApiServer::SetLimits(const FrontendLimits& limits) {
 }
 
 Result<int> ApiServer::Bind(const std::string& host, int port) {
-  front_ = std::make_unique<HttpFrontend>(*http_, limits_);
+  auto* routed = dynamic_cast<RoutedServer*>(http_.get());
+  if (routed == nullptr) return BindHttplib(host, port);
+  front_ = std::make_unique<HttpFrontend>(*routed, limits_);
   auto bound = front_->Bind(host, port);
   if (!bound) return bound;
   // /v1/events?since=N&wait=S waits on no thread: parked until an event beyond N is committed.
@@ -179,9 +181,39 @@ Result<int> ApiServer::Bind(const std::string& host, int port) {
   return bound;
 }
 
-void ApiServer::Serve() { front_->Serve(); }
+// httplib's own accept loop: one pool, each request read on a worker thread.
+Result<int> ApiServer::BindHttplib(const std::string& host, int port) {
+  const int threads = limits_.user_threads + limits_.agent_threads;
+  http_->new_task_queue = [threads] {
+    return new httplib::ThreadPool(static_cast<std::size_t>(threads));
+  };
+  http_->set_read_timeout(limits_.header_timeout_ms / 1000, 0);
+  http_->set_write_timeout(limits_.write_timeout_ms / 1000, 0);
+  if (port == 0) {
+    const int bound = http_->bind_to_any_port(host);
+    if (bound <= 0) return IoError("cannot bind " + host + " on any port");
+    return bound;
+  }
+  if (!http_->bind_to_port(host, port)) {
+    return IoError("cannot bind " + host + ":" + std::to_string(port) + " (in use?)");
+  }
+  return port;
+}
+
+void ApiServer::Serve() {
+  if (front_) {
+    front_->Serve();
+  } else {
+    http_->listen_after_bind();
+  }
+}
+
 void ApiServer::Stop() {
-  if (front_) front_->Stop();
+  if (front_) {
+    front_->Stop();
+  } else {
+    http_->stop();
+  }
 }
 void ApiServer::Routes() {
   ErrorRoutes();

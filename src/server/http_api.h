@@ -42,6 +42,7 @@ class ApiServer {
   void Stop();
 
  private:
+  Result<int> BindHttplib(const std::string& host, int port);
   void Routes();
   void ErrorRoutes();
   void JobRoutes();   // submit, release, list, get, cancel, purge
@@ -49,7 +50,9 @@ class ApiServer {
   void LogRoute();    // task logs, proxied from the agents
   void AgentRoutes();
   Controller& controller_;
-  std::unique_ptr<RoutedServer> http_;
+  // A RoutedServer is served by the front end; any other httplib server (e.g. an SSLServer: the
+  // front end has no TLS yet) by httplib's own loop and thread pool, without its protections.
+  std::unique_ptr<httplib::Server> http_;
   FrontendLimits limits_;
   std::unique_ptr<HttpFrontend> front_;  // from Bind()
 };
