@@ -145,29 +145,26 @@ NodeId NodeClassIndex::First(const std::vector<std::uint32_t>& ids) const {
 }
 
 NodeId NodeClassIndex::Nth(const std::vector<std::uint32_t>& ids, std::uint64_t r) const {
-  const std::vector<Word>* words = &classes_[ids.front()].words;
-  if (ids.size() > 1) {
-    // The classes are disjoint: merge their words, OR-ing those of one index.
-    scratch_.clear();
-    for (std::uint32_t id : ids) {
-      scratch_.insert(scratch_.end(), classes_[id].words.begin(), classes_[id].words.end());
+  if (ids.size() == 1) {
+    for (const Word& w : classes_[ids.front()].words) {
+      const auto n = static_cast<std::uint64_t>(std::popcount(w.second));
+      if (r < n) return NodeAt(w.first * 64 + static_cast<std::uint32_t>(NthBit(w.second, r)));
+      r -= n;
     }
-    std::sort(scratch_.begin(), scratch_.end(),
-              [](const Word& a, const Word& b) { return a.first < b.first; });
-    std::size_t out = 0;
-    for (std::size_t i = 0; i < scratch_.size(); ++i) {
-      if (out > 0 && scratch_[out - 1].first == scratch_[i].first) {
-        scratch_[out - 1].second |= scratch_[i].second;
-      } else {
-        scratch_[out++] = scratch_[i];
-      }
-    }
-    scratch_.resize(out);
-    words = &scratch_;
+    return NodeId();  // unreachable under the precondition
   }
-  for (const Word& w : *words) {
-    const auto n = static_cast<std::uint64_t>(std::popcount(w.second));
-    if (r < n) return NodeAt(w.first * 64 + static_cast<std::uint32_t>(NthBit(w.second, r)));
+  // The classes are disjoint: OR their words into one bitmap of every position (many classes
+  // may tie, e.g. every feasible node under random; this costs their words plus nodes / 64).
+  std::vector<std::uint64_t> bits((node_class_.size() + 63) / 64, 0);
+  for (std::uint32_t id : ids) {
+    for (const Word& w : classes_[id].words) bits[w.first] |= w.second;
+  }
+  for (std::size_t i = 0; i < bits.size(); ++i) {
+    const auto n = static_cast<std::uint64_t>(std::popcount(bits[i]));
+    if (r < n) {
+      return NodeAt(static_cast<std::uint32_t>(i) * 64 +
+                    static_cast<std::uint32_t>(NthBit(bits[i], r)));
+    }
     r -= n;
   }
   return NodeId();  // unreachable under the precondition

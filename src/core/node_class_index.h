@@ -78,6 +78,8 @@ class NodeClassIndex {
   // by member position, so the order does not matter).
   const std::vector<std::uint32_t>& active() const { return active_; }
   const Class& at(std::uint32_t id) const { return classes_[id]; }
+  // The class of node `id`.
+  std::uint32_t class_of(NodeId id) const { return node_class_[id.value]; }
   // Every class id is below this.
   std::size_t id_limit() const { return classes_.size(); }
   // Identifies this index and its copies (stamps are unique within one lineage); holding it
