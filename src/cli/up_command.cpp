@@ -1,9 +1,10 @@
 // `tessera up`: an all-in-one cluster on this machine: tesserad and N agents with simulated
 // GPUs, all on 127.0.0.1, their state (database, pid files, logs, endpoint) in one directory.
 // Returns once every node has registered. Running it again on a stopped cluster's directory
-// brings the same cluster back, jobs included. On the directory of a crashed controller whose
-// agents still run, the controller comes back on its old port, where they look for it, and
-// the agents are left alone, so their tasks are re-adopted instead of restarted.
+// brings the same cluster back, jobs included.
+// On the directory of a crashed controller whose agents still run, the controller comes back
+// on its old port, where they look for it, and the agents are left alone, so their tasks are
+// re-adopted instead of restarted.
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -19,6 +21,7 @@
 #include "cli/daemon.h"
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
+#include "cli/up_cluster.h"
 
 namespace tessera::cli {
 
@@ -37,6 +40,9 @@ struct UpFlags {
   std::string placement_policy;
   std::string bin_dir;
   double timeout = 30;
+  std::string cluster;   // the simulator's cluster file (up_cluster.h); replaces --agents/--gpus
+  std::string recovery;  // tesserad --recovery
+  int spares_per_domain = -1;
 };
 
 // The port of the controller that last ran in `state` (from its endpoint file); 0 if none.
@@ -64,6 +70,16 @@ std::string ServerOf(pid_t pid) {
   return "";
 }
 
+// True for a live agent of this state still polling `url` (a crashed controller's): it keeps
+// its tasks and the controller re-adopts them. Any other leftover is stopped.
+bool KeepOrStopAgent(const std::string& pid_file, const std::string& url) {
+  auto old = LivePid(pid_file, "tessera-agent");
+  if (!old) return false;
+  if (ServerOf(*old) == url) return true;
+  Terminate(*old, "tessera-agent", 15000);
+  return false;
+}
+
 std::string Tail(const std::string& path, std::size_t lines) {
   std::ifstream in(path);
   std::vector<std::string> all;
@@ -76,9 +92,39 @@ std::string Tail(const std::string& path, std::size_t lines) {
   return out;
 }
 
+// One agent emulating every node of the cluster file; refuses (and stops the controller) when
+// the store already holds a cluster the file contradicts.
+Status StartClusterAgent(const ClusterUpPlan& plan, const std::string& agent,
+                         const std::string& url, const std::string& state, pid_t controller,
+                         std::vector<std::string>& names, int& readopted) {
+  ApiClient api(url, 5);
+  auto known = JsonOf(api.Get("/v1/nodes"));
+  if (!known) return std::unexpected(known.error());
+  if (auto s = CheckClusterAgainstNodes(plan, (*known)["nodes"]); !s) {
+    Terminate(controller, "tesserad", 10000);
+    return s;
+  }
+  const std::string file = state + "/cluster-nodes.json";
+  if (!WriteText(file, TopologyFileText(plan.nodes))) return IoError("cannot write " + file);
+  const std::string node = "cluster";
+  for (const auto& n : plan.nodes.nodes) names.push_back(n.name);
+  if (KeepOrStopAgent(state + "/agents/" + node + ".pid", url)) {
+    ++readopted;
+    return {};
+  }
+  auto apid = SpawnDetached(
+      {agent, "--server", url, "--node", node, "--state", state + "/agents/" + node,
+       "--simulate-nodes", std::to_string(plan.nodes.nodes.size()), "--topology-file", file},
+      state + "/logs/agent-" + node + ".log");
+  if (!apid) return std::unexpected(apid.error());
+  WriteText(state + "/agents/" + node + ".pid", std::to_string(*apid) + "\n");
+  return {};
+}
+
 // Starts tesserad on f.port and waits for its endpoint file; returns its URL.
 Result<std::string> StartController(const UpFlags& f, const std::string& state,
-                                    const std::string& tesserad) {
+                                    const std::string& tesserad,
+                                    const std::optional<ClusterUpPlan>& plan) {
   std::vector<std::string> argv = {tesserad,
                                    "--state",
                                    state,
@@ -97,6 +143,11 @@ Result<std::string> StartController(const UpFlags& f, const std::string& state,
     argv.insert(argv.end(),
                 {"--queues", std::filesystem::absolute(f.queues).lexically_normal().string()});
   }
+  if (plan && !plan->levels.empty())
+    argv.insert(argv.end(), {"--topology-levels", JoinLevels(plan->levels)});
+  if (!f.recovery.empty()) argv.insert(argv.end(), {"--recovery", f.recovery});
+  if (f.spares_per_domain >= 0)
+    argv.insert(argv.end(), {"--spares-per-domain", std::to_string(f.spares_per_domain)});
   const std::string controller_log = state + "/logs/tesserad.log";
   auto pid = SpawnDetached(argv, controller_log);
   if (!pid) return std::unexpected(pid.error());
@@ -122,9 +173,48 @@ Result<std::string> StartController(const UpFlags& f, const std::string& state,
   return url;
 }
 
+// An agent per node, except those still running against `url` (a crashed controller's): they
+// keep their tasks and are counted in `readopted`. Fills `names`.
+Status StartAgents(const UpFlags& f, const std::string& state, const std::string& agent,
+                   const std::string& url, std::vector<std::string>& names, int& readopted) {
+  for (int i = 0; i < f.agents; ++i) {
+    const std::string node = "node-" + std::to_string(i);
+    if (f.simulate_nodes == 0) {
+      names.push_back(node);
+    } else {
+      for (int k = 0; k < f.simulate_nodes; ++k) {
+        char suffix[16];
+        std::snprintf(suffix, sizeof suffix, "-%04d", k);
+        names.push_back(node + suffix);
+      }
+    }
+    if (KeepOrStopAgent(state + "/agents/" + node + ".pid", url)) {
+      ++readopted;
+      continue;
+    }
+    std::vector<std::string> agent_argv = {agent,
+                                           "--server",
+                                           url,
+                                           "--node",
+                                           node,
+                                           "--state",
+                                           state + "/agents/" + node,
+                                           "--simulate-gpus",
+                                           f.gpus};
+    if (f.simulate_nodes > 0) {
+      agent_argv.insert(agent_argv.end(), {"--simulate-nodes", std::to_string(f.simulate_nodes)});
+    }
+    auto apid = SpawnDetached(agent_argv, state + "/logs/agent-" + node + ".log");
+    if (!apid) return std::unexpected(apid.error());
+    WriteText(state + "/agents/" + node + ".pid", std::to_string(*apid) + "\n");
+  }
+  return {};
+}
+
 // Waits until every node is Ready, then says how to use the cluster.
 Status WaitUntilReady(const UpFlags& f, const std::string& state, const std::string& url,
-                      const std::vector<std::string>& names, pid_t pid, int readopted) {
+                      const std::vector<std::string>& names, pid_t pid, int readopted,
+                      const std::optional<ClusterUpPlan>& plan) {
   const std::string controller_log = state + "/logs/tesserad.log";
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<long>(f.timeout * 1000));
@@ -152,10 +242,12 @@ Status WaitUntilReady(const UpFlags& f, const std::string& state, const std::str
   const auto gpus = SimulatedGpus(f.gpus, "node-0");
   std::cout << "Cluster up in " << state << "\n"
             << "  controller  " << url << "  (pid " << pid << ", log " << controller_log << ")\n"
-            << "  nodes       " << names.size() << " x " << gpus->gpus.size() << " "
-            << (gpus->gpus.empty() ? std::string("GPU") : gpus->gpus[0].model)
-            << " (simulated GPUs): " << names.front()
-            << (names.size() > 1 ? " .. " + names.back() : "") << "\n";
+            << "  nodes       "
+            << (plan ? plan->summary
+                     : std::to_string(names.size()) + " x " + std::to_string(gpus->gpus.size()) +
+                           " " + (gpus->gpus.empty() ? std::string("GPU") : gpus->gpus[0].model) +
+                           " (simulated GPUs)")
+            << ": " << names.front() << (names.size() > 1 ? " .. " + names.back() : "") << "\n";
   if (readopted > 0) {
     std::cout << "  re-adopted  " << readopted
               << " running agent(s) of the previous controller: their tasks keep running\n";
@@ -167,49 +259,6 @@ Status WaitUntilReady(const UpFlags& f, const std::string& state, const std::str
                                    "queues (metadata.queue)\n")
             << "  tessera get jobs\n";
   return {};
-}
-
-// Starts an agent per node, except those still running against `url` (a crashed
-// controller's): they keep their tasks and are counted as re-adopted. Fills `names`.
-Result<int> StartAgents(const UpFlags& f, const std::string& state, const std::string& agent,
-                        const std::string& url, std::vector<std::string>& names) {
-  int readopted = 0;
-  for (int i = 0; i < f.agents; ++i) {
-    const std::string node = "node-" + std::to_string(i);
-    if (f.simulate_nodes == 0) {
-      names.push_back(node);
-    } else {
-      for (int k = 0; k < f.simulate_nodes; ++k) {
-        char suffix[16];
-        std::snprintf(suffix, sizeof suffix, "-%04d", k);
-        names.push_back(node + suffix);
-      }
-    }
-    if (auto old = LivePid(state + "/agents/" + node + ".pid", "tessera-agent")) {
-      // Still serving its tasks and polling this very URL: it re-adopts them by itself.
-      if (ServerOf(*old) == url) {
-        ++readopted;
-        continue;
-      }
-      Terminate(*old, "tessera-agent", 15000);  // a leftover pointing elsewhere
-    }
-    std::vector<std::string> agent_argv = {agent,
-                                           "--server",
-                                           url,
-                                           "--node",
-                                           node,
-                                           "--state",
-                                           state + "/agents/" + node,
-                                           "--simulate-gpus",
-                                           f.gpus};
-    if (f.simulate_nodes > 0) {
-      agent_argv.insert(agent_argv.end(), {"--simulate-nodes", std::to_string(f.simulate_nodes)});
-    }
-    auto apid = SpawnDetached(agent_argv, state + "/logs/agent-" + node + ".log");
-    if (!apid) return std::unexpected(apid.error());
-    WriteText(state + "/agents/" + node + ".pid", std::to_string(*apid) + "\n");
-  }
-  return readopted;
 }
 
 Status RunUp(UpFlags f) {
@@ -241,24 +290,36 @@ Status RunUp(UpFlags f) {
                               std::to_string(*pid) + "); stop it with `tessera down --state " +
                               state + "`");
   }
+  std::optional<ClusterUpPlan> plan;
+  if (!f.cluster.empty()) {
+    auto p = PlanClusterUp(f.cluster, f.spares_per_domain);
+    if (!p) return std::unexpected(p.error());
+    plan = std::move(*p);
+  }
+
   // A crashed controller's agents still look for it at its old port: take that one again.
   const int previous_port = f.port == 0 ? PreviousPort(state) : 0;
   if (previous_port != 0) f.port = previous_port;
   fs::remove(state + "/endpoint", ec);
-  auto url = StartController(f, state, tesserad);
+  auto url = StartController(f, state, tesserad, plan);
   if (!url && previous_port != 0 && url.error().message.find("cannot bind") != std::string::npos) {
     // Someone else took the port meanwhile: any free one, and the agents restart to find it.
     std::cerr << "tessera up: port " << previous_port
               << " is no longer free; the controller takes another, and the agents restart\n";
     f.port = 0;
-    url = StartController(f, state, tesserad);
+    url = StartController(f, state, tesserad, plan);
   }
   if (!url) return std::unexpected(url.error());
-  const auto pid = LivePid(state + "/tesserad.pid", "tesserad");
+  const pid_t pid = LivePid(state + "/tesserad.pid", "tesserad").value_or(0);
   std::vector<std::string> names;
-  auto readopted = StartAgents(f, state, agent, *url, names);
-  if (!readopted) return std::unexpected(readopted.error());
-  return WaitUntilReady(f, state, *url, names, pid.value_or(0), *readopted);
+  int readopted = 0;
+  if (plan) {
+    // The one agent of the file's nodes instead of --agents.
+    if (auto s = StartClusterAgent(*plan, agent, *url, state, pid, names, readopted); !s) return s;
+  } else if (auto s = StartAgents(f, state, agent, *url, names, readopted); !s) {
+    return s;
+  }
+  return WaitUntilReady(f, state, *url, names, pid, readopted, plan);
 }
 
 }  // namespace
@@ -290,6 +351,12 @@ void RegisterUpCommand(CLI::App& app) {
                 "Let a job that does not fit preempt running jobs of lower priority");
   cmd->add_option("--bin-dir", flags->bin_dir,
                   "Where tesserad and tessera-agent are (default: beside tessera)");
+  cmd->add_option("--cluster", flags->cluster,
+                  "The simulator's cluster file (docs/cluster-spec.md): one emulated node per node "
+                  "of it, with its name, GPUs and topology (instead of --agents and --gpus)");
+  cmd->add_option("--recovery", flags->recovery, "tesserad --recovery: requeue | replace | spares");
+  cmd->add_option("--spares-per-domain", flags->spares_per_domain,
+                  "tesserad --spares-per-domain: idle spare nodes per leaf domain");
   cmd->add_option("--timeout", flags->timeout, "Seconds to wait for the cluster to be ready")
       ->capture_default_str();
   cmd->callback([flags] { SetExitCode(RunOrReport([&] { return RunUp(*flags); })); });
