@@ -514,6 +514,21 @@ void Agent::StopLocked(LocalTask& t, int grace_seconds, const std::string& why) 
   if (t.proc.pgid > 0) ::kill(-t.proc.pgid, SIGTERM);
 }
 
+// The controller replaced this task's attempt while it could not hear from us: the old copy
+// of the rank must not run beside the new one, so SIGKILL now, not SIGTERM and a grace period.
+void Agent::FenceLocked(LocalTask& t) {
+  if (t.state != ReportedState::kRunning || t.killed) return;
+  if (!t.stopping)
+    Log(t.node, "task " + std::to_string(t.launch.task_id) + " (attempt " +
+                    std::to_string(t.launch.attempt) +
+                    ") was replaced while this node was lost; killing it");
+  t.stopping = true;
+  t.killed = true;
+  t.message = "fenced: its attempt was replaced while the node was lost";
+  if (t.proc.pgid > 0) ::kill(-t.proc.pgid, SIGKILL);
+  cgroups_.Kill(t.proc.cgroup);
+}
+
 void Agent::Apply(const std::map<std::string, HeartbeatReply>& replies) {
   std::lock_guard lock(mu_);
   std::vector<std::pair<std::string, TaskLaunch>> launches;
@@ -529,8 +544,12 @@ void Agent::Apply(const std::map<std::string, HeartbeatReply>& replies) {
   for (const auto& [node, reply] : replies) {
     for (const auto& s : reply.stop) {
       auto it = tasks_.find(s.task_id);
-      if (it != tasks_.end() && it->second.node == node)
+      if (it == tasks_.end() || it->second.node != node) continue;
+      if (s.fence) {
+        FenceLocked(it->second);
+      } else {
         StopLocked(it->second, s.grace_period_seconds, "stopped by the controller");
+      }
     }
     for (auto id : reply.forget) {
       auto it = tasks_.find(id);

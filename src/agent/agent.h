@@ -117,6 +117,7 @@ class Agent {
   void Complain(const std::string& msg);  // at most one line per 5 s
   void Pause(int ms);                     // or until RequestStop()
   void StopLocked(LocalTask& t, int grace_seconds, const std::string& why);
+  void FenceLocked(LocalTask& t);
   void MonitorLoop();
   using Finished = std::vector<std::pair<std::string, TaskReport>>;  // (node, report)
   void ReapLocked(Finished& finished);

@@ -2,9 +2,13 @@
 // GPUs, all on 127.0.0.1, their state (database, pid files, logs, endpoint) in one directory.
 // Returns once every node has registered. Running it again on a stopped cluster's directory
 // brings the same cluster back, jobs included.
+// On the directory of a crashed controller whose agents still run, the controller comes back
+// on its old port, where they look for it, and the agents are left alone, so their tasks are
+// re-adopted instead of restarted.
 #include <signal.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -41,6 +45,41 @@ struct UpFlags {
   int spares_per_domain = -1;
 };
 
+// The port of the controller that last ran in `state` (from its endpoint file); 0 if none.
+int PreviousPort(const std::string& state) {
+  std::ifstream in(state + "/endpoint");
+  std::string url;
+  std::getline(in, url);
+  const auto colon = url.rfind(':');
+  if (colon == std::string::npos) return 0;
+  int port = 0;
+  const char* begin = url.data() + colon + 1;
+  auto [ptr, ec] = std::from_chars(begin, url.data() + url.size(), port);
+  return ec == std::errc() && port > 0 && port < 65536 ? port : 0;
+}
+
+// The --server URL in a live process's command line.
+std::string ServerOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string arg;
+  bool next = false;
+  while (std::getline(in, arg, '\0')) {
+    if (next) return arg;
+    next = arg == "--server";
+  }
+  return "";
+}
+
+// True for a live agent of this state still polling `url` (a crashed controller's): it keeps
+// its tasks and the controller re-adopts them. Any other leftover is stopped.
+bool KeepOrStopAgent(const std::string& pid_file, const std::string& url) {
+  auto old = LivePid(pid_file, "tessera-agent");
+  if (!old) return false;
+  if (ServerOf(*old) == url) return true;
+  Terminate(*old, "tessera-agent", 15000);
+  return false;
+}
+
 std::string Tail(const std::string& path, std::size_t lines) {
   std::ifstream in(path);
   std::vector<std::string> all;
@@ -57,7 +96,7 @@ std::string Tail(const std::string& path, std::size_t lines) {
 // the store already holds a cluster the file contradicts.
 Status StartClusterAgent(const ClusterUpPlan& plan, const std::string& agent,
                          const std::string& url, const std::string& state, pid_t controller,
-                         std::vector<std::string>& names) {
+                         std::vector<std::string>& names, int& readopted) {
   ApiClient api(url, 5);
   auto known = JsonOf(api.Get("/v1/nodes"));
   if (!known) return std::unexpected(known.error());
@@ -68,8 +107,10 @@ Status StartClusterAgent(const ClusterUpPlan& plan, const std::string& agent,
   const std::string file = state + "/cluster-nodes.json";
   if (!WriteText(file, TopologyFileText(plan.nodes))) return IoError("cannot write " + file);
   const std::string node = "cluster";
-  if (auto old = LivePid(state + "/agents/" + node + ".pid", "tessera-agent")) {
-    Terminate(*old, "tessera-agent", 15000);
+  for (const auto& n : plan.nodes.nodes) names.push_back(n.name);
+  if (KeepOrStopAgent(state + "/agents/" + node + ".pid", url)) {
+    ++readopted;
+    return {};
   }
   auto apid = SpawnDetached(
       {agent, "--server", url, "--node", node, "--state", state + "/agents/" + node,
@@ -77,47 +118,13 @@ Status StartClusterAgent(const ClusterUpPlan& plan, const std::string& agent,
       state + "/logs/agent-" + node + ".log");
   if (!apid) return std::unexpected(apid.error());
   WriteText(state + "/agents/" + node + ".pid", std::to_string(*apid) + "\n");
-  for (const auto& n : plan.nodes.nodes) names.push_back(n.name);
   return {};
 }
 
-Status RunUp(UpFlags f) {
-  namespace fs = std::filesystem;
-  if (f.state.empty()) {
-    if (const char* env = std::getenv("TESSERA_STATE"); env != nullptr) f.state = env;
-  }
-  if (f.state.empty()) return InvalidArgument("--state DIR is required (or set TESSERA_STATE)");
-  if (f.agents < 1 || f.agents > 256) return InvalidArgument("--agents must be between 1 and 256");
-  if (f.simulate_nodes < 0 || f.simulate_nodes > 100000) {
-    return InvalidArgument("--simulate-nodes must be between 0 and 100000");
-  }
-  if (auto gpus = SimulatedGpus(f.gpus, "node-0"); !gpus) return std::unexpected(gpus.error());
-  std::error_code ec;
-  fs::create_directories(f.state + "/logs", ec);
-  fs::create_directories(f.state + "/agents", ec);
-  if (ec) return IoError("cannot create " + f.state + ": " + ec.message());
-  const std::string state = fs::canonical(f.state).string();
-  const std::string bin = f.bin_dir.empty() ? SelfDirectory() : f.bin_dir;
-  const std::string tesserad = bin + "/tesserad";
-  const std::string agent = bin + "/tessera-agent";
-  for (const auto& exe : {tesserad, agent}) {
-    if (::access(exe.c_str(), X_OK) != 0) {
-      return FailedPrecondition(exe + " not found or not executable (pass --bin-dir)");
-    }
-  }
-  if (auto pid = LivePid(state + "/tesserad.pid", "tesserad")) {
-    return FailedPrecondition("a cluster is already running in " + state + " (tesserad pid " +
-                              std::to_string(*pid) + "); stop it with `tessera down --state " +
-                              state + "`");
-  }
-  fs::remove(state + "/endpoint", ec);
-  std::optional<ClusterUpPlan> plan;
-  if (!f.cluster.empty()) {
-    auto p = PlanClusterUp(f.cluster, f.spares_per_domain);
-    if (!p) return std::unexpected(p.error());
-    plan = std::move(*p);
-  }
-
+// Starts tesserad on f.port and waits for its endpoint file; returns its URL.
+Result<std::string> StartController(const UpFlags& f, const std::string& state,
+                                    const std::string& tesserad,
+                                    const std::optional<ClusterUpPlan>& plan) {
   std::vector<std::string> argv = {tesserad,
                                    "--state",
                                    state,
@@ -163,12 +170,13 @@ Status RunUp(UpFlags f) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  return url;
+}
 
-  std::vector<std::string> names;
-  if (plan) {
-    if (auto s = StartClusterAgent(*plan, agent, url, state, *pid, names); !s) return s;
-    f.agents = 0;  // the one agent of the file's nodes instead of --agents
-  }
+// An agent per node, except those still running against `url` (a crashed controller's): they
+// keep their tasks and are counted in `readopted`. Fills `names`.
+Status StartAgents(const UpFlags& f, const std::string& state, const std::string& agent,
+                   const std::string& url, std::vector<std::string>& names, int& readopted) {
   for (int i = 0; i < f.agents; ++i) {
     const std::string node = "node-" + std::to_string(i);
     if (f.simulate_nodes == 0) {
@@ -180,8 +188,9 @@ Status RunUp(UpFlags f) {
         names.push_back(node + suffix);
       }
     }
-    if (auto old = LivePid(state + "/agents/" + node + ".pid", "tessera-agent")) {
-      Terminate(*old, "tessera-agent", 15000);  // a leftover of an interrupted `down`
+    if (KeepOrStopAgent(state + "/agents/" + node + ".pid", url)) {
+      ++readopted;
+      continue;
     }
     std::vector<std::string> agent_argv = {agent,
                                            "--server",
@@ -199,7 +208,16 @@ Status RunUp(UpFlags f) {
     if (!apid) return std::unexpected(apid.error());
     WriteText(state + "/agents/" + node + ".pid", std::to_string(*apid) + "\n");
   }
+  return {};
+}
 
+// Waits until every node is Ready, then says how to use the cluster.
+Status WaitUntilReady(const UpFlags& f, const std::string& state, const std::string& url,
+                      const std::vector<std::string>& names, pid_t pid, int readopted,
+                      const std::optional<ClusterUpPlan>& plan) {
+  const std::string controller_log = state + "/logs/tesserad.log";
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<long>(f.timeout * 1000));
   ApiClient api(url, 5);
   const std::set<std::string> expected(names.begin(), names.end());
   while (true) {
@@ -223,20 +241,85 @@ Status RunUp(UpFlags f) {
   }
   const auto gpus = SimulatedGpus(f.gpus, "node-0");
   std::cout << "Cluster up in " << state << "\n"
-            << "  controller  " << url << "  (pid " << *pid << ", log " << controller_log << ")\n"
+            << "  controller  " << url << "  (pid " << pid << ", log " << controller_log << ")\n"
             << "  nodes       "
             << (plan ? plan->summary
                      : std::to_string(names.size()) + " x " + std::to_string(gpus->gpus.size()) +
                            " " + (gpus->gpus.empty() ? std::string("GPU") : gpus->gpus[0].model) +
                            " (simulated GPUs)")
-            << ": " << names.front() << (names.size() > 1 ? " .. " + names.back() : "") << "\n"
-            << "Next:\n"
+            << ": " << names.front() << (names.size() > 1 ? " .. " + names.back() : "") << "\n";
+  if (readopted > 0) {
+    std::cout << "  re-adopted  " << readopted
+              << " running agent(s) of the previous controller: their tasks keep running\n";
+  }
+  std::cout << "Next:\n"
             << "  export TESSERA_STATE=" << state << "\n"
             << (f.queues.empty() ? "  tessera submit -f examples/jobs/training-job.yaml\n"
                                  : "  tessera get queues      # jobs name one of these leaf "
                                    "queues (metadata.queue)\n")
             << "  tessera get jobs\n";
   return {};
+}
+
+Status RunUp(UpFlags f) {
+  namespace fs = std::filesystem;
+  if (f.state.empty()) {
+    if (const char* env = std::getenv("TESSERA_STATE"); env != nullptr) f.state = env;
+  }
+  if (f.state.empty()) return InvalidArgument("--state DIR is required (or set TESSERA_STATE)");
+  if (f.agents < 1 || f.agents > 256) return InvalidArgument("--agents must be between 1 and 256");
+  if (f.simulate_nodes < 0 || f.simulate_nodes > 100000) {
+    return InvalidArgument("--simulate-nodes must be between 0 and 100000");
+  }
+  if (auto gpus = SimulatedGpus(f.gpus, "node-0"); !gpus) return std::unexpected(gpus.error());
+  std::error_code ec;
+  fs::create_directories(f.state + "/logs", ec);
+  fs::create_directories(f.state + "/agents", ec);
+  if (ec) return IoError("cannot create " + f.state + ": " + ec.message());
+  const std::string state = fs::canonical(f.state).string();
+  const std::string bin = f.bin_dir.empty() ? SelfDirectory() : f.bin_dir;
+  const std::string tesserad = bin + "/tesserad";
+  const std::string agent = bin + "/tessera-agent";
+  for (const auto& exe : {tesserad, agent}) {
+    if (::access(exe.c_str(), X_OK) != 0) {
+      return FailedPrecondition(exe + " not found or not executable (pass --bin-dir)");
+    }
+  }
+  if (auto pid = LivePid(state + "/tesserad.pid", "tesserad")) {
+    return FailedPrecondition("a cluster is already running in " + state + " (tesserad pid " +
+                              std::to_string(*pid) + "); stop it with `tessera down --state " +
+                              state + "`");
+  }
+  std::optional<ClusterUpPlan> plan;
+  if (!f.cluster.empty()) {
+    auto p = PlanClusterUp(f.cluster, f.spares_per_domain);
+    if (!p) return std::unexpected(p.error());
+    plan = std::move(*p);
+  }
+
+  // A crashed controller's agents still look for it at its old port: take that one again.
+  const int previous_port = f.port == 0 ? PreviousPort(state) : 0;
+  if (previous_port != 0) f.port = previous_port;
+  fs::remove(state + "/endpoint", ec);
+  auto url = StartController(f, state, tesserad, plan);
+  if (!url && previous_port != 0 && url.error().message.find("cannot bind") != std::string::npos) {
+    // Someone else took the port meanwhile: any free one, and the agents restart to find it.
+    std::cerr << "tessera up: port " << previous_port
+              << " is no longer free; the controller takes another, and the agents restart\n";
+    f.port = 0;
+    url = StartController(f, state, tesserad, plan);
+  }
+  if (!url) return std::unexpected(url.error());
+  const pid_t pid = LivePid(state + "/tesserad.pid", "tesserad").value_or(0);
+  std::vector<std::string> names;
+  int readopted = 0;
+  if (plan) {
+    // The one agent of the file's nodes instead of --agents.
+    if (auto s = StartClusterAgent(*plan, agent, *url, state, pid, names, readopted); !s) return s;
+  } else if (auto s = StartAgents(f, state, agent, *url, names, readopted); !s) {
+    return s;
+  }
+  return WaitUntilReady(f, state, *url, names, pid, readopted, plan);
 }
 
 }  // namespace

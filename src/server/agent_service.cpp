@@ -147,7 +147,10 @@ HeartbeatReply AgentService::ReplyForLocked(const std::string& node, const Heart
     const bool live_here =
         it != state.tasks.end() && IsLive(it->second.state) && it->second.node == node;
     if (r.state == ReportedState::kRunning && !live_here) {
-      reply.stop.push_back({r.task_id, 10});  // a stray: not (or no longer) this node's task
+      // A stray: not (or no longer) this node's task. One the controller ended (its node was
+      // lost, its unit restarted: a replaced attempt) is fenced, killed without a grace period.
+      const bool replaced = it != state.tasks.end() && !IsLive(it->second.state);
+      reply.stop.push_back({.task_id = r.task_id, .grace_period_seconds = 10, .fence = replaced});
       *news = true;
     } else if (r.state != ReportedState::kRunning && !live_here) {
       reply.forget.push_back(r.task_id);

@@ -58,10 +58,21 @@ void Controller::Stop() {
 
 nlohmann::json Controller::Health() {
   std::lock_guard lock(core_.mu);
-  nlohmann::json health = {{"ok", true}};
+  nlohmann::json health = {{"ok", core_.store_error.empty()}};
+  if (!core_.store_error.empty()) health["storeError"] = core_.store_error;
   if (!core_.state.scheduler_problem.empty())
     health["schedulerError"] = core_.state.scheduler_problem;
   return health;
+}
+
+std::int64_t Controller::LastEventSeq() {
+  std::lock_guard lock(core_.mu);
+  return core_.state.last_seq;
+}
+
+void Controller::SetCommitListener(std::function<void()> listener) {
+  std::lock_guard lock(core_.mu);
+  core_.on_commit = std::move(listener);
 }
 
 void Controller::SchedulerLoop() {
@@ -92,6 +103,7 @@ void Controller::LivenessLoop() {
       core_.wake_liveness.wait_for(lock, period, [this] { return core_.stopping; });
       if (core_.stopping) return;
     }
+    core_.ProbeStoreIfFailing();
     agents_.CheckLiveness();
     EnforceTimeLimits(core_);
   }

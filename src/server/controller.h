@@ -21,6 +21,7 @@
 // Thread-safety: all public methods are thread-safe.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -74,11 +75,17 @@ class Controller {
   }
   nlohmann::json ListQueues() { return users_.ListQueues(); }
   nlohmann::json ServerStatus() { return users_.ServerStatus(); }
-  // {"ok": true}, with "schedulerError" when the scheduler cannot run as configured.
+  // {"ok": true}, with "schedulerError" when the scheduler cannot run as configured; ok false
+  // with "storeError" while the store cannot commit.
   nlohmann::json Health();
   // GET /metrics: the Prometheus text (metrics_view.h).
   std::string MetricsText() { return metrics_view_.Text(); }
   ControllerMetrics& metrics() { return core_.metrics; }
+  // The sequence number of the last event: what a parked /v1/events long-poll waits beyond.
+  std::int64_t LastEventSeq();
+  // Called (with the controller's lock held: it must not block or call back) after every
+  // commit; null to stop. The HTTP front end releases parked long-polls on it.
+  void SetCommitListener(std::function<void()> listener);
   ApiResult<nlohmann::json> Events(std::int64_t since, Tick wait_ms, int limit) {
     return users_.Events(since, wait_ms, limit);
   }

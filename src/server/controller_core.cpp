@@ -83,11 +83,31 @@ Status ControllerCore::CommitLocked(ChangeBuilder& change) {
   metrics.StoreCommit(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
       events.has_value());
-  if (!events) return std::unexpected(events.error());
+  if (!events) {
+    // Constraint refusals are answers; anything else means the store cannot commit.
+    if (events.error().code == Error::Code::kIo) store_error = events.error().message;
+    return std::unexpected(events.error());
+  }
+  store_error.clear();
   state.Apply(change, std::move(*events), options_.events_in_memory);
   changed.notify_all();
+  if (on_commit) on_commit();
   if (change.reschedule()) RequestScheduleLocked();
   return {};
+}
+
+void ControllerCore::ProbeStoreIfFailing() {
+  {
+    std::lock_guard lock(mu);
+    if (store_error.empty()) return;
+  }
+  const Status probe = store_->Probe();
+  std::lock_guard lock(mu);
+  if (probe) {
+    store_error.clear();
+  } else {
+    store_error = probe.error().message;
+  }
 }
 
 void ControllerCore::RequestScheduleLocked() {

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <mutex>
+#include <string>
 
 #include "core/status.h"
 #include "server/change_builder.h"
@@ -37,6 +39,10 @@ class ControllerCore {
   // Asks the scheduling loop for a cycle soon. REQUIRES: mu held.
   void RequestScheduleLocked();
 
+  // While the last commit failed for the store's sake (not a constraint), a probe write; a
+  // success makes the controller ready again. REQUIRES: mu not held.
+  void ProbeStoreIfFailing();
+
   std::mutex mu;
   std::condition_variable changed;         // any commit
   std::condition_variable wake_scheduler;  // a cycle is wanted, or stopping
@@ -45,6 +51,9 @@ class ControllerCore {
   bool schedule_requested = true;          // under mu
   bool stopping = false;                   // under mu
   ControllerMetrics metrics;               // its own lock, never mu (controller_metrics.h)
+  // Why the store last failed to commit (cleared by the next success): healthz is 503 meanwhile.
+  std::string store_error;          // under mu
+  std::function<void()> on_commit;  // under mu; after every commit (see Controller)
 
  private:
   Store* store_;

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 
@@ -164,23 +165,59 @@ void PostDocument(httplib::Server& h, const std::string& pattern,
 
 }  // namespace
 
+// httplib routes and answers; the connections, deadlines and worker pools are the front end's
+// (http_frontend.h), which reads every request before a worker sees it.
 ApiServer::ApiServer(Controller& controller, int threads)
-    : controller_(controller), http_(std::make_unique<httplib::Server>()) {
-  http_->new_task_queue = [threads] {
-    return new httplib::ThreadPool(static_cast<std::size_t>(threads));
-  };
-  http_->set_payload_max_length(kMaxSpecBytes + 4096);
-  http_->set_read_timeout(30, 0);
-  http_->set_write_timeout(30, 0);
-  http_->set_keep_alive_timeout(5);  // an idle connection holds a worker thread
-  http_->set_keep_alive_max_count(100000);
-  http_->set_tcp_nodelay(true);
+    : controller_(controller), http_(std::make_unique<RoutedServer>()) {
+  limits_.user_threads = threads;
+  limits_.max_body_bytes = kMaxSpecBytes + 4096;
+  http_->set_payload_max_length(limits_.max_body_bytes);
+  http_->set_keep_alive_timeout(limits_.idle_timeout_ms / 1000);
+  http_->set_keep_alive_max_count(limits_.keep_alive_max_requests);
   Routes();
 }
 
-ApiServer::~ApiServer() = default;
+ApiServer::~ApiServer() { controller_.SetCommitListener(nullptr); }
+
+void ApiServer::SetLimits(const FrontendLimits& limits) {
+  limits_ = limits;
+  limits_.max_body_bytes = kMaxSpecBytes + 4096;
+  http_->set_keep_alive_timeout(std::max(1, limits_.idle_timeout_ms / 1000));
+}
 
 Result<int> ApiServer::Bind(const std::string& host, int port) {
+  auto* routed = dynamic_cast<RoutedServer*>(http_.get());
+  if (routed == nullptr) return BindHttplib(host, port);
+  front_ = std::make_unique<HttpFrontend>(*routed, limits_);
+  auto bound = front_->Bind(host, port);
+  if (!bound) return bound;
+  // /v1/events?since=N&wait=S waits on no thread: parked until an event beyond N is committed.
+  LongPollHooks hooks;
+  hooks.park = [](const RequestHead& head) -> std::optional<LongPollHooks::Wait> {
+    std::int64_t since = 0, wait_s = 0;
+    const auto since_text = QueryValue(head.query, "since").value_or("0");
+    const auto wait_text = QueryValue(head.query, "wait").value_or("0");
+    auto [p1, e1] =
+        std::from_chars(since_text.data(), since_text.data() + since_text.size(), since);
+    auto [p2, e2] = std::from_chars(wait_text.data(), wait_text.data() + wait_text.size(), wait_s);
+    if (e1 != std::errc() || e2 != std::errc() || wait_s <= 0 || wait_s > 60) return std::nullopt;
+    return LongPollHooks::Wait{since, std::chrono::seconds(wait_s)};
+  };
+  hooks.cursor = [this] { return controller_.LastEventSeq(); };
+  front_->SetLongPollHooks(std::move(hooks));
+  HttpFrontend* front = front_.get();
+  controller_.SetCommitListener([front] { front->Poke(); });
+  return bound;
+}
+
+// httplib's own accept loop: one pool, each request read on a worker thread.
+Result<int> ApiServer::BindHttplib(const std::string& host, int port) {
+  const int threads = limits_.user_threads + limits_.agent_threads;
+  http_->new_task_queue = [threads] {
+    return new httplib::ThreadPool(static_cast<std::size_t>(threads));
+  };
+  http_->set_read_timeout(limits_.header_timeout_ms / 1000, 0);
+  http_->set_write_timeout(limits_.write_timeout_ms / 1000, 0);
   if (port == 0) {
     const int bound = http_->bind_to_any_port(host);
     if (bound <= 0) return IoError("cannot bind " + host + " on any port");
@@ -192,8 +229,21 @@ Result<int> ApiServer::Bind(const std::string& host, int port) {
   return port;
 }
 
-void ApiServer::Serve() { http_->listen_after_bind(); }
-void ApiServer::Stop() { http_->stop(); }
+void ApiServer::Serve() {
+  if (front_) {
+    front_->Serve();
+  } else {
+    http_->listen_after_bind();
+  }
+}
+
+void ApiServer::Stop() {
+  if (front_) {
+    front_->Stop();
+  } else {
+    http_->stop();
+  }
+}
 void ApiServer::Routes() {
   ErrorRoutes();
   JobRoutes();
@@ -294,8 +344,11 @@ void ApiServer::JobRoutes() {
 void ApiServer::ViewRoutes() {
   auto& h = *http_;
   Controller& c = controller_;
-  h.Get("/v1/healthz",
-        [&c](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, c.Health()); });
+  h.Get("/v1/healthz", [&c](const httplib::Request&, httplib::Response& res) {
+    // Unready (503) while the store cannot commit, so a balancer or an operator sees it.
+    const Json health = c.Health();
+    SendJson(res, health.value("ok", false) ? 200 : 503, health);
+  });
   h.Get("/v1/status", [&c](const httplib::Request&, httplib::Response& res) {
     SendJson(res, 200, c.ServerStatus());
   });

@@ -25,10 +25,7 @@
 
 #include "core/status.h"
 #include "server/controller.h"
-
-namespace httplib {
-class Server;
-}
+#include "server/http_frontend.h"
 
 namespace tessera {
 
@@ -36,6 +33,8 @@ class ApiServer {
  public:
   explicit ApiServer(Controller& controller, int threads = 128);
   ~ApiServer();
+  // Deadlines, connection cap and worker pools (http_frontend.h). Call before Bind().
+  void SetLimits(const FrontendLimits& limits);
 
   // Binds `host`:`port` (0 = any free port); returns the port bound.
   Result<int> Bind(const std::string& host, int port);
@@ -44,6 +43,7 @@ class ApiServer {
   void Stop();
 
  private:
+  Result<int> BindHttplib(const std::string& host, int port);
   void Routes();
   void ErrorRoutes();
   void JobRoutes();   // submit, release, list, get, cancel, purge
@@ -51,7 +51,11 @@ class ApiServer {
   void LogRoute();    // task logs, proxied from the agents
   void AgentRoutes();
   Controller& controller_;
+  // A RoutedServer is served by the front end; any other httplib server (e.g. an SSLServer: the
+  // front end has no TLS yet) by httplib's own loop and thread pool, without its protections.
   std::unique_ptr<httplib::Server> http_;
+  FrontendLimits limits_;
+  std::unique_ptr<HttpFrontend> front_;  // from Bind()
 };
 
 }  // namespace tessera

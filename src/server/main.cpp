@@ -42,8 +42,47 @@ struct Flags {
   std::string topology_levels;
   std::string recovery = "requeue";
   int spares_per_domain = -1;  // -1: 1 with --recovery spares, else 0
-  int http_threads = 128;
+  int http_threads = 16;
+  tessera::FrontendLimits limits;
+  double header_timeout_s = 10;
+  double body_timeout_s = 30;
+  double idle_timeout_s = 5;
 };
+
+// The HTTP front end's limits (src/server/http_frontend.h).
+void AddLimitFlags(CLI::App& app, Flags& f) {
+  app.add_option("--agent-threads", f.limits.agent_threads,
+                 "Worker threads for agents' registrations, heartbeats (long polls) and reports, "
+                 "apart from users': at least the agents polling at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--long-poll-threads", f.limits.long_poll_threads,
+                 "Worker threads for /v1/events long polls, apart from everything else")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--max-queued-requests", f.limits.max_queued,
+                 "Complete requests waiting for a worker, per class (agent, long-poll, user); "
+                 "beyond, 503 at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000'000));
+  app.add_option("--max-connections", f.limits.max_connections,
+                 "Open connections; a new one beyond evicts the longest idle, else the slowest "
+                 "to send its request")
+      ->capture_default_str()
+      ->check(CLI::Range(8, 1'000'000));
+  app.add_option("--header-timeout", f.header_timeout_s,
+                 "Seconds from a request's first byte to the end of its headers (then 408)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 3600.0));
+  app.add_option("--body-timeout", f.body_timeout_s,
+                 "Seconds from the end of the headers to the end of the body (then 408)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 3600.0));
+  app.add_option("--idle-timeout", f.idle_timeout_s,
+                 "Seconds a keep-alive connection may wait for its next request")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 3600.0));
+}
 
 void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--state", f.state_dir, "State directory (the database is DIR/tesserad.db)");
@@ -81,10 +120,11 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->capture_default_str()
       ->check(CLI::Range(0.05, 600.0));
   app.add_option("--http-threads", f.http_threads,
-                 "HTTP worker threads: one per open connection (agents long-poll); at least agents "
-                 "+ clients")
+                 "Worker threads for user requests (connections wait in the front end, not on "
+                 "a thread)")
       ->capture_default_str()
-      ->check(CLI::Range(4, 1024));
+      ->check(CLI::Range(1, 1024));
+  AddLimitFlags(app, f);
 }
 
 // The database file: --db, or DIR/tesserad.db with DIR created.
@@ -175,6 +215,12 @@ int Serve(const Flags& f, const std::string& db_path, const tessera::ControllerO
     return 1;
   }
   tessera::ApiServer server(**controller, f.http_threads);
+  tessera::FrontendLimits limits = f.limits;
+  limits.user_threads = f.http_threads;
+  limits.header_timeout_ms = static_cast<int>(f.header_timeout_s * 1000);
+  limits.body_timeout_ms = static_cast<int>(f.body_timeout_s * 1000);
+  limits.idle_timeout_ms = static_cast<int>(f.idle_timeout_s * 1000);
+  server.SetLimits(limits);
   auto bound = server.Bind(f.listen, f.port);
   if (!bound) {
     spdlog::error("{}", bound.error().message);

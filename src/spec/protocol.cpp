@@ -221,7 +221,9 @@ Json ToJson(const HeartbeatReply& r) {
   for (const auto& t : r.run) run.push_back(ToJson(t));
   Json stop = Json::array();
   for (const auto& s : r.stop) {
-    stop.push_back({{"taskId", s.task_id}, {"gracePeriodSeconds", s.grace_period_seconds}});
+    Json one = {{"taskId", s.task_id}, {"gracePeriodSeconds", s.grace_period_seconds}};
+    if (s.fence) one["fence"] = true;
+    stop.push_back(std::move(one));
   }
   return {{"run", run}, {"stop", stop}, {"forget", r.forget}};
 }
@@ -353,6 +355,7 @@ Result<HeartbeatReply> HeartbeatReplyFromJson(const Json& j) {
     TaskStop s;
     sr.Get("taskId", s.task_id, true);
     sr.Get("gracePeriodSeconds", s.grace_period_seconds);
+    sr.Get("fence", s.fence);
     if (auto st = sr.status(); !st) return std::unexpected(st.error());
     return s;
   };

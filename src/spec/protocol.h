@@ -108,6 +108,10 @@ struct HeartbeatRequest {
 struct TaskStop {
   std::int64_t task_id = 0;
   int grace_period_seconds = 30;
+  // The task's attempt was replaced (its node was declared lost and the unit restarted):
+  // SIGKILL at once, no grace period, so the old copy of a rank cannot run on (or write a
+  // checkpoint on SIGTERM) beside its replacement.
+  bool fence = false;
 };
 
 struct HeartbeatReply {

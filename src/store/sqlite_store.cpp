@@ -9,6 +9,9 @@
 #include <chrono>
 #include <cstring>
 #include <string_view>
+#include <vector>
+
+#include "store/store_guard.h"
 
 namespace tessera {
 
@@ -220,51 +223,86 @@ std::unexpected<Error> StatementError(const Stmt& st, const std::string& what) {
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path, Options options) {
   std::unique_ptr<SqliteStore> store(new SqliteStore());
+  auto real = RealDatabasePath(path);
+  if (!real) return std::unexpected(real.error());
   store->path_ = path;
   store->options_ = options;
+  std::string marker_id;
   if (!options.read_only) {
-    const std::string lock_path = path + ".lock";
-    store->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (store->lock_fd_ < 0) {
-      return IoError("store " + path + ": cannot open " + lock_path + ": " + std::strerror(errno));
-    }
-    if (::flock(store->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-      char buf[32] = {0};
-      ssize_t n = ::pread(store->lock_fd_, buf, sizeof buf - 1, 0);
-      std::string holder = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "?";
-      while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-      return FailedPrecondition("store " + path + " is in use by another process (pid " + holder +
-                                ")");
-    }
-    const std::string pid = std::to_string(::getpid()) + "\n";
-    if (::ftruncate(store->lock_fd_, 0) != 0 ||
-        ::pwrite(store->lock_fd_, pid.data(), pid.size(), 0) < 0) {
-      // The pid is informational only.
-    }
+    auto marker = ReadClusterMarker(*real);
+    if (!marker) return std::unexpected(marker.error());
+    marker_id = *marker;
+    if (auto s = CheckNotSilentlyEmpty(*real, marker_id); !s) return std::unexpected(s.error());
+    auto lock = DatabaseLock::Take(*real);
+    if (!lock) return std::unexpected(lock.error());
+    store->lock_.emplace(std::move(*lock));
   }
   const int flags =
       options.read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  if (sqlite3_open_v2(path.c_str(), &store->db_, flags | SQLITE_OPEN_NOMUTEX, nullptr) !=
+  if (sqlite3_open_v2(real->c_str(), &store->db_, flags | SQLITE_OPEN_NOMUTEX, nullptr) !=
       SQLITE_OK) {
     std::string msg = store->db_ ? sqlite3_errmsg(store->db_) : "out of memory";
     return IoError("store " + path + ": " + msg);
   }
   sqlite3_busy_timeout(store->db_, 5000);
   if (!options.read_only) {
+    if (auto s = store->CheckIntegrity(); !s) return std::unexpected(s.error());
     if (auto s = store->Exec("PRAGMA journal_mode=WAL"); !s) return std::unexpected(s.error());
   }
   if (auto s = store->Exec("PRAGMA synchronous=FULL"); !s) return std::unexpected(s.error());
   if (auto s = store->Exec("PRAGMA foreign_keys=ON"); !s) return std::unexpected(s.error());
   if (!options.read_only) {
     if (auto s = store->CreateSchema(); !s) return std::unexpected(s.error());
+    if (auto s = store->AdoptClusterId(*real, marker_id); !s) return std::unexpected(s.error());
   }
   return store;
+}
+
+// PRAGMA quick_check reads every page (O(N), without integrity_check's index cross-checks),
+// so corrupted pages refuse the start instead of failing every scheduling cycle later.
+Status SqliteStore::CheckIntegrity() {
+  std::vector<std::string> problems;
+  {
+    Stmt st(statements_, db_, "PRAGMA quick_check(5)");
+    while (st.Next()) problems.push_back(st.ColText(0));
+    if (!st.ok()) problems.push_back(st.error());
+  }
+  if (problems.size() == 1 && problems.front() == "ok") return {};
+  std::string list;
+  for (const auto& p : problems) list += (list.empty() ? "" : "; ") + p;
+  return FailedPrecondition("store " + path_ + " failed its integrity check (" + list +
+                            "); refusing to start on a corrupt database: restore it from a "
+                            "backup");
+}
+
+// Gives a store its cluster id (meta.cluster_id) and the marker beside it; refuses a database
+// whose id is not the marker's.
+Status SqliteStore::AdoptClusterId(const std::string& real_path, const std::string& marker_id) {
+  std::string stored;
+  {
+    Stmt st(statements_, db_, "SELECT value FROM meta WHERE key = 'cluster_id'");
+    if (st.ok() && st.Next()) stored = st.ColText(0);
+  }
+  if (!marker_id.empty() && stored != marker_id) {
+    return FailedPrecondition("store " + path_ + " belongs to cluster " +
+                              (stored.empty() ? "(none)" : stored) + ", but " +
+                              ClusterMarkerPath(real_path) + " says cluster " + marker_id +
+                              " kept its state here; refusing to start on the wrong database");
+  }
+  if (stored.empty()) {
+    auto id = NewClusterId();
+    if (!id) return std::unexpected(id.error());
+    Stmt st(statements_, db_, "INSERT INTO meta(key, value) VALUES('cluster_id', ?)");
+    if (!st.Text(1, *id).Run()) return StatementError(st, "store " + path_);
+    stored = *id;
+  }
+  if (marker_id.empty()) return WriteClusterMarker(real_path, stored);
+  return {};
 }
 
 SqliteStore::~SqliteStore() {
   for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
   if (db_ != nullptr) sqlite3_close_v2(db_);
-  if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
 Status SqliteStore::Exec(const char* sql) {
@@ -591,6 +629,21 @@ Result<std::vector<EventRecord>> SqliteStore::EventsSince(std::int64_t after, in
   }
   if (!st.ok()) return StatementError(st, "reading events");
   return out;
+}
+
+Status SqliteStore::Probe() {
+  std::lock_guard lock(mu_);
+  if (auto s = Exec("BEGIN IMMEDIATE"); !s) return s;
+  Stmt st(statements_, db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('probe_ms', ?)");
+  if (!st.Text(1, std::to_string(NowMs())).Run()) {
+    (void)Exec("ROLLBACK");
+    return StatementError(st, "store " + path_);
+  }
+  if (auto s = Exec("COMMIT"); !s) {
+    (void)Exec("ROLLBACK");
+    return s;
+  }
+  return {};
 }
 
 }  // namespace tessera

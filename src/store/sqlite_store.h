@@ -8,16 +8,20 @@
 //    (a partial unique index), and a trigger refuses any claim that would take a GPU's claimed
 //    share above 1000 milli, so shares cannot overlap a whole-GPU claim either.
 //
-// One process at a time: Open takes an exclusive lock on "<path>.lock" (unless read_only).
+// One process at a time: Open takes an exclusive flock on the database file itself (unless
+// read_only), runs PRAGMA quick_check, and refuses a missing or empty database where a
+// cluster marker says one lived (store/store_guard.h).
 // Thread-safe: calls are serialised by a mutex.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "store/store.h"
+#include "store/store_guard.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -42,6 +46,7 @@ class SqliteStore final : public Store {
   Result<StoreContents> Load() override;
   Result<std::vector<EventRecord>> Commit(const Change& change) override;
   Result<std::vector<EventRecord>> EventsSince(std::int64_t after, int limit) override;
+  Status Probe() override;
 
   const std::string& path() const { return path_; }
 
@@ -54,12 +59,14 @@ class SqliteStore final : public Store {
   // Whether the nodes table has `column` (tests and older builds may have added it already).
   bool NodesHaveColumn(const std::string& column);
   Status CreateSchema();
+  Status CheckIntegrity();
+  Status AdoptClusterId(const std::string& real_path, const std::string& marker_id);
   Status ApplyLocked(const Change& change, std::vector<EventRecord>& events);
 
   std::mutex mu_;
   sqlite3* db_ = nullptr;
   Statements statements_;
-  int lock_fd_ = -1;
+  std::optional<DatabaseLock> lock_;  // destroyed after db_ is closed (see ~SqliteStore)
   std::string path_;
   Options options_;
   std::int64_t commits_since_prune_ = 0;

@@ -26,6 +26,10 @@ class Store {
 
   // Events with seq > `after`, oldest first, at most `limit`.
   virtual Result<std::vector<EventRecord>> EventsSince(std::int64_t after, int limit) = 0;
+
+  // A small durable write, to learn whether the store commits again after a failure (the
+  // controller is unready meanwhile). The default assumes it does.
+  virtual Status Probe() { return {}; }
 };
 
 }  // namespace tessera

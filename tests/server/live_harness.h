@@ -49,6 +49,7 @@ class LiveCluster {
   std::string AgentState(int i) const { return dir() + "/agent-" + std::to_string(i); }
   std::string NodeName(int i) const { return "node-" + std::to_string(i); }
   pid_t controller_pid() const { return controller_; }
+  pid_t agent_pid(int i) const { return agents_.at(static_cast<std::size_t>(i)); }
 
   // Starts tesserad; on a restart it takes the same port so agents find it again.
   void StartController() {

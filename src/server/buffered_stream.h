@@ -1,0 +1,33 @@
+// The httplib::Stream a worker hands to httplib's router: the request comes from memory (the
+// front end read all of it, within its deadlines, before a worker was involved) and the
+// response goes to the socket, each write bounded by a deadline.
+#pragma once
+
+#include <httplib.h>
+
+#include <string>
+
+namespace tessera {
+
+class BufferedStream final : public httplib::Stream {
+ public:
+  BufferedStream(int fd, std::string request, int write_timeout_ms)
+      : fd_(fd), request_(std::move(request)), write_timeout_ms_(write_timeout_ms) {}
+
+  bool is_readable() const override { return pos_ < request_.size(); }
+  bool is_writable() const override { return !write_failed_; }
+  ssize_t read(char* ptr, size_t size) override;
+  ssize_t write(const char* ptr, size_t size) override;
+  void get_remote_ip_and_port(std::string& ip, int& port) const override;
+  void get_local_ip_and_port(std::string& ip, int& port) const override;
+  int socket() const override { return fd_; }
+
+ private:
+  int fd_;
+  std::string request_;
+  std::size_t pos_ = 0;
+  int write_timeout_ms_;
+  bool write_failed_ = false;
+};
+
+}  // namespace tessera
