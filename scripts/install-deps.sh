@@ -8,7 +8,8 @@ packages=(build-essential cmake ninja-build ccache pkg-config git
   libcpp-httplib-dev libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-torch nginx  # nginx: the reference proxy of `tessera bench gateway`
   clang-14 libclang-rt-14-dev  # libFuzzer for scripts/fuzz.sh
-  prometheus)  # prometheus, promtool: the metrics tests scrape and lint every /metrics
+  prometheus  # prometheus, promtool: the metrics tests scrape and lint every /metrics
+  etcd-server etcd-client)  # the etcd store: several controllers, one leader (docs/ha.md)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
