@@ -16,6 +16,8 @@
 //   POST   /v1/agents/{node}/heartbeat?waitMs=N
 //   POST   /v1/agents/{node}/tasks/{id}/status
 //   GET    /metrics                          Prometheus text (metrics_routes.h, docs/metrics.md)
+//   GET    /v1/usage                         GPU use read from the agents (ui_routes.h)
+//   GET    /ui/                              the dashboard (ui_routes.h, docs/dashboard.md)
 //
 // Handlers catch every exception at this edge; a bad request never takes the controller down.
 #pragma once
