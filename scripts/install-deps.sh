@@ -9,6 +9,7 @@ packages=(build-essential cmake ninja-build ccache pkg-config git
   python3 python3-torch nginx  # nginx: the reference proxy of `tessera bench gateway`
   clang-14 libclang-rt-14-dev  # libFuzzer for scripts/fuzz.sh
   prometheus  # prometheus, promtool: the metrics tests scrape and lint every /metrics
+  etcd-server etcd-client  # the etcd store: several controllers, one leader (docs/ha.md)
   chromium)  # headless, driven by puppeteer-core: the dashboard's browser tests (label browser)
 missing=()
 for p in "${packages[@]}"; do

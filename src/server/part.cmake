@@ -2,7 +2,9 @@
 # `tesserad` daemon. cpp-httplib comes from Debian as a shared library built with OpenSSL,
 # zlib and brotli support; its pkg-config flags keep our view of its classes identical.
 find_package(PkgConfig REQUIRED)
-pkg_check_modules(CPP_HTTPLIB REQUIRED IMPORTED_TARGET GLOBAL cpp-httplib)
+if(NOT TARGET PkgConfig::CPP_HTTPLIB)
+  pkg_check_modules(CPP_HTTPLIB REQUIRED IMPORTED_TARGET GLOBAL cpp-httplib)
+endif()
 
 # core, sched, spec and store only (DESIGN.md): the queue file reader is spec's.
 # The dashboard (web/dashboard/) and Chart.js are embedded as generated headers.
