@@ -271,6 +271,14 @@ void ApiServer::JobRoutes() {
       }
       f.objects = view == "object";
     }
+    if (req.has_param("order")) {
+      const std::string order = req.get_param_value("order");
+      if (order != "oldest" && order != "newest") {
+        return SendError(res, Error::Code::kInvalidArgument,
+                         "order: expected oldest or newest, got " + Quote(order));
+      }
+      f.newest_first = order == "newest";
+    }
     auto limit = IntParam(req, res, "limit", 0, 0, 1'000'000);
     if (!limit) return;
     f.limit = static_cast<std::size_t>(*limit);

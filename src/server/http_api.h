@@ -6,7 +6,8 @@
 //   POST   /v1/jobs?hold=&queueAnyway=      body: a job spec (YAML or JSON) -> 201 + job;
 //                                            409 when it can never fit the registered nodes
 //                                            (queueAnyway=true stores it anyway)
-//   GET    /v1/jobs?queue=&name=&phase=&limit=&view=   view=object: resubmittable objects
+//   GET    /v1/jobs?queue=&name=&phase=&limit=&view=&order=   view=object: resubmittable
+//                                            objects; order=newest: newest first (default oldest)
 //   GET    /v1/jobs/{queue...}/{name}       job with units, tasks and events
 //   DELETE /v1/jobs/{queue...}/{name}       cancel (202); ?purge=true deletes a finished job
 //   GET    /v1/nodes | /v1/queues

@@ -181,5 +181,34 @@ TEST_F(UiRoutesTest, NodesGiveEachGpusAllocationAndUsageComesFromTheAgents) {
   EXPECT_EQ(u["unreachable"], Json::array({"http://127.0.0.1:1"}));
 }
 
+// The jobs table asks for the newest: with order=newest a limit keeps the last submitted.
+TEST_F(UiRoutesTest, JobsNewestFirstKeepTheNewestUnderALimit) {
+  for (const char* name : {"first", "second", "third"}) {
+    auto job = controller_->Submit(std::string("apiVersion: tessera/v1\nkind: DevSession\n") +
+                                       "metadata: {name: " + name + ", queue: team}\n" +
+                                       "spec: {gpus: 1, command: [sleep, '60']}\n",
+                                   /*hold=*/true);
+    ASSERT_TRUE(job.has_value()) << job.error().error.message;
+  }
+  auto names = [&](const std::string& query) {
+    auto r = client_->Get("/v1/jobs?" + query);
+    std::vector<std::string> out;
+    if (!r || r->status != 200) {
+      ADD_FAILURE() << query << ": " << (r ? r->body : "no answer");
+      return out;
+    }
+    const Json doc = Json::parse(r->body);
+    for (const auto& j : doc["jobs"]) out.push_back(j["name"]);
+    return out;
+  };
+  EXPECT_EQ(names("limit=2"), (std::vector<std::string>{"first", "second"}));
+  EXPECT_EQ(names("limit=2&order=newest"), (std::vector<std::string>{"third", "second"}));
+  EXPECT_EQ(names("order=oldest").size(), 3u);
+  auto bad = client_->Get("/v1/jobs?order=latest");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(bad->body.find("order: expected oldest or newest"), std::string::npos) << bad->body;
+}
+
 }  // namespace
 }  // namespace tessera

@@ -37,7 +37,7 @@ function tasks(j) {
   $('job-tasks').tBodies[0].innerHTML = j.taskList.map((t) =>
     `<tr><td>${t.rank}</td><td>${t.attempt}</td><td>${esc(t.state)}</td><td>${esc(t.node)}</td>` +
     `<td>${esc(t.gpus.join(','))}${t.gpuMilli ? ` (${t.gpuMilli / 1000} each)` : ''}${t.simulatedGpus ? ' simulated' : ''}</td>` +
-    `<td>${t.exitCode ?? ''}</td><td>${clock(t.startedMs)}</td><td class="msg">${esc(t.message ?? '')}</td></tr>`).join('');
+    `<td>${t.finishedMs ? t.exitCode : ''}</td><td>${clock(t.startedMs)}</td><td class="msg">${esc(t.message ?? '')}</td></tr>`).join('');
   const live = j.taskList.filter((t) => ['Pending', 'Starting', 'Running', 'Stopping'].includes(t.state));
   const byNode = new Map();
   for (const t of live) byNode.set(t.node, (byNode.get(t.node) ?? []).concat(t.gpus));

@@ -10,7 +10,7 @@ export const JOB_LIMIT = 500;
 let jobs = [];
 
 export function jobQuery() {
-  const p = new URLSearchParams({ limit: String(JOB_LIMIT) });
+  const p = new URLSearchParams({ limit: String(JOB_LIMIT), order: 'newest' });
   if ($('f-queue').value) p.set('queue', $('f-queue').value);
   if ($('f-phase').value) p.set('phase', $('f-phase').value);
   return '/v1/jobs?' + p;

@@ -14,25 +14,27 @@ function borrowed(q) {
   return q.guaranteedGpus === undefined ? 0 : Math.max(0, q.gpusAllocated - q.guaranteedGpus);
 }
 
-function bar(q, scale) {
-  if (scale <= 0) return '';
+// Each queue against its own guarantee: the bar spans the larger of the two, the mark is the
+// guarantee, orange is what it holds beyond it (borrowed).
+function bar(q) {
   const g = q.guaranteedGpus ?? 0;
+  const scale = Math.max(q.gpusAllocated, g);
+  if (scale <= 0) return '<div class="bar"></div>';
   const own = Math.min(q.gpusAllocated, q.guaranteedGpus ?? q.gpusAllocated);
   const b = borrowed(q);
   const px = (v) => (100 * v / scale).toFixed(1) + '%';
-  return `<div class="bar" title="allocated ${gpus(q.gpusAllocated)}, guaranteed ${gpus(g)}">` +
+  return `<div class="bar" title="allocated ${gpus(q.gpusAllocated)} of ${gpus(g)} guaranteed">` +
     `<span class="a" style="width:${px(own)}"></span>` +
     `<span class="b" style="left:${px(own)};width:${px(b)}"></span>` +
-    (q.guaranteedGpus !== undefined ? `<span class="g" style="left:${px(g)}"></span>` : '') + '</div>';
+    (q.guaranteedGpus !== undefined ? `<span class="g" style="left:calc(${px(g)} - 2px)"></span>` : '') + '</div>';
 }
 
 function table(queues) {
-  const scale = Math.max(1, ...queues.map((q) => Math.max(q.gpusAllocated, q.guaranteedGpus ?? 0)));
   $('queue-table').tBodies[0].innerHTML = queues.map((q) => {
     const indent = (q.depth ?? 0) * 14;
     return `<tr data-queue="${esc(q.name)}"><td style="padding-left:${indent + 6}px">${esc(q.name)}</td>` +
       `<td>${q.guaranteedGpus === undefined ? '–' : gpus(q.guaranteedGpus)}</td>` +
-      `<td>${gpus(q.gpusAllocated)}</td><td>${gpus(borrowed(q))}</td><td>${bar(q, scale)}</td>` +
+      `<td>${gpus(q.gpusAllocated)}</td><td>${gpus(borrowed(q))}</td><td>${bar(q)}</td>` +
       `<td>${percent(q.dominantShare)}</td><td>${q.pendingJobs}</td><td>${q.activeJobs}</td></tr>`;
   }).join('');
 }

@@ -8,7 +8,11 @@ export function gpus(n) {
   return Number.isInteger(n) ? String(n) : (Math.round(n * 100) / 100).toString();
 }
 
-export function percent(ratio) { return Math.round(100 * ratio) + '%'; }
+// Whole percent, one decimal below 10% (a team's share of a 10,000-GPU cluster is small).
+export function percent(ratio) {
+  const p = 100 * ratio;
+  return (p !== 0 && Math.abs(p) < 10 ? p.toFixed(1) : Math.round(p)) + '%';
+}
 
 // Milliseconds since the epoch -> "12:03:04" (today) or "2026-12-01 12:03".
 export function clock(ms) {
