@@ -155,6 +155,9 @@ class Agent {
   std::thread log_thread_;
   AgentMetrics metrics_;
   std::atomic<Tick> last_heartbeat_ok_ms_{0};  // when a heartbeat was last answered with 200
+  // TaskReport::seq of the last report built. Starts at the wall clock in microseconds, so
+  // that a restarted agent's reports still order after its predecessor's.
+  mutable std::atomic<std::int64_t> report_seq_;
 };
 
 }  // namespace tessera

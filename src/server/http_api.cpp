@@ -329,6 +329,9 @@ void ApiServer::ViewRoutes() {
   h.Get("/v1/queues", [&c](const httplib::Request&, httplib::Response& res) {
     SendJson(res, 200, {{"queues", c.ListQueues()}});
   });
+  h.Get("/v1/controllers", [&c](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200, {{"controllers", c.Controllers()}});
+  });
   h.Get("/v1/events", [&c](const httplib::Request& req, httplib::Response& res) {
     auto since = IntParam(req, res, "since", 0, 0, INT64_MAX);
     if (!since) return;

@@ -11,6 +11,7 @@
 //   GET    /v1/jobs/{queue...}/{name}       job with units, tasks and events
 //   DELETE /v1/jobs/{queue...}/{name}       cancel (202); ?purge=true deletes a finished job
 //   GET    /v1/nodes | /v1/queues
+//   GET    /v1/controllers                  [{url, pid, leader}]: every controller (etcd: all)
 //   GET    /v1/events?since=SEQ&wait=SECONDS&limit=N   long-poll watch
 //   GET    /v1/logs/{queue...}/{name}?rank=&attempt=&offset=&limit=  text, from the agent
 //   POST   /v1/agents/register
