@@ -273,6 +273,8 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("tesserad"));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %n: %v");
 
+  if (const char* port = std::getenv(tessera::kReexecPortVariable); port && flags.store == "etcd")
+    flags.port = std::atoi(port);
   auto db_path = flags.store == "etcd" ? Result<std::string>("") : DatabasePath(flags);
   if (!db_path) {
     spdlog::error("{}", db_path.error().message);
