@@ -22,6 +22,7 @@
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
 #include "cli/up_cluster.h"
+#include "cli/up_etcd.h"
 
 namespace tessera::cli {
 
@@ -43,13 +44,17 @@ struct UpFlags {
   std::string cluster;   // the simulator's cluster file (up_cluster.h); replaces --agents/--gpus
   std::string recovery;  // tesserad --recovery
   int spares_per_domain = -1;
+  std::string store = "sqlite";  // or etcd: a 3-member etcd cluster and --controllers of them
+  int controllers = 1;
 };
 
-// The port of the controller that last ran in `state` (from its endpoint file); 0 if none.
+// The port of the (first) controller that last ran in `state`, from its endpoint file (a
+// comma-separated list with several controllers); 0 if none.
 int PreviousPort(const std::string& state) {
   std::ifstream in(state + "/endpoint");
   std::string url;
   std::getline(in, url);
+  url = url.substr(0, url.find(','));
   const auto colon = url.rfind(':');
   if (colon == std::string::npos) return 0;
   int port = 0;
@@ -121,10 +126,11 @@ Status StartClusterAgent(const ClusterUpPlan& plan, const std::string& agent,
   return {};
 }
 
-// Starts tesserad on f.port and waits for its endpoint file; returns its URL.
-Result<std::string> StartController(const UpFlags& f, const std::string& state,
-                                    const std::string& tesserad,
-                                    const std::optional<ClusterUpPlan>& plan) {
+// tesserad's command line for f.port (with --store etcd: on `etcd_endpoints`).
+std::vector<std::string> ControllerArgv(const UpFlags& f, const std::string& state,
+                                        const std::string& tesserad,
+                                        const std::optional<ClusterUpPlan>& plan,
+                                        const std::string& etcd_endpoints) {
   std::vector<std::string> argv = {tesserad,
                                    "--state",
                                    state,
@@ -148,6 +154,14 @@ Result<std::string> StartController(const UpFlags& f, const std::string& state,
   if (!f.recovery.empty()) argv.insert(argv.end(), {"--recovery", f.recovery});
   if (f.spares_per_domain >= 0)
     argv.insert(argv.end(), {"--spares-per-domain", std::to_string(f.spares_per_domain)});
+  if (!etcd_endpoints.empty())
+    argv.insert(argv.end(), {"--store", "etcd", "--etcd-endpoints", etcd_endpoints});
+  return argv;
+}
+
+// Starts tesserad with `argv` and waits for its endpoint file; returns its URL.
+Result<std::string> StartController(const UpFlags& f, const std::string& state,
+                                    const std::vector<std::string>& argv) {
   const std::string controller_log = state + "/logs/tesserad.log";
   auto pid = SpawnDetached(argv, controller_log);
   if (!pid) return std::unexpected(pid.error());
@@ -290,6 +304,8 @@ Status RunUp(UpFlags f) {
                               std::to_string(*pid) + "); stop it with `tessera down --state " +
                               state + "`");
   }
+  if (f.store != "etcd" && f.controllers != 1)
+    return InvalidArgument("--controllers: several controllers need --store etcd");
   std::optional<ClusterUpPlan> plan;
   if (!f.cluster.empty()) {
     auto p = PlanClusterUp(f.cluster, f.spares_per_domain);
@@ -301,15 +317,35 @@ Status RunUp(UpFlags f) {
   const int previous_port = f.port == 0 ? PreviousPort(state) : 0;
   if (previous_port != 0) f.port = previous_port;
   fs::remove(state + "/endpoint", ec);
-  auto url = StartController(f, state, tesserad, plan);
+  std::string etcd_endpoints;
+  if (f.store == "etcd") {
+    auto endpoints = StartEtcdCluster(state, f.timeout);
+    if (!endpoints) return std::unexpected(endpoints.error());
+    etcd_endpoints = *endpoints;
+    if (f.port == 0) {
+      // A port of its own from the start: a controller whose term ends comes back on it.
+      auto port = PickFreePort();
+      if (!port) return std::unexpected(port.error());
+      f.port = *port;
+    }
+  }
+  auto argv = ControllerArgv(f, state, tesserad, plan, etcd_endpoints);
+  auto url = StartController(f, state, argv);
   if (!url && previous_port != 0 && url.error().message.find("cannot bind") != std::string::npos) {
     // Someone else took the port meanwhile: any free one, and the agents restart to find it.
     std::cerr << "tessera up: port " << previous_port
               << " is no longer free; the controller takes another, and the agents restart\n";
     f.port = 0;
-    url = StartController(f, state, tesserad, plan);
+    argv = ControllerArgv(f, state, tesserad, plan, etcd_endpoints);
+    url = StartController(f, state, argv);
   }
   if (!url) return std::unexpected(url.error());
+  if (f.controllers > 1) {
+    auto more = StartMoreControllers(argv, state, f.controllers, f.timeout);
+    if (!more) return std::unexpected(more.error());
+    for (const auto& u : *more) *url += "," + u;  // agents and the CLI follow the leader
+    WriteText(state + "/endpoint", *url + "\n");
+  }
   const pid_t pid = LivePid(state + "/tesserad.pid", "tesserad").value_or(0);
   std::vector<std::string> names;
   int readopted = 0;
@@ -357,6 +393,15 @@ void RegisterUpCommand(CLI::App& app) {
   cmd->add_option("--recovery", flags->recovery, "tesserad --recovery: requeue | replace | spares");
   cmd->add_option("--spares-per-domain", flags->spares_per_domain,
                   "tesserad --spares-per-domain: idle spare nodes per leaf domain");
+  cmd->add_option("--store", flags->store,
+                  "sqlite (one controller) | etcd (a 3-member etcd cluster on loopback, data in "
+                  "STATE/etcd; controllers elect a leader)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sqlite", "etcd"}));
+  cmd->add_option("--controllers", flags->controllers,
+                  "Controllers (with --store etcd): one leads, the others stand by")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 9));
   cmd->add_option("--timeout", flags->timeout, "Seconds to wait for the cluster to be ready")
       ->capture_default_str();
   cmd->callback([flags] { SetExitCode(RunOrReport([&] { return RunUp(*flags); })); });
