@@ -1,6 +1,7 @@
 #include "server/standby_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include "spec/document.h"
 
@@ -32,6 +33,13 @@ StandbyServer::StandbyServer(std::function<Result<Json>()> controllers)
   http_->new_task_queue = [] { return new httplib::ThreadPool(8); };
   http_->set_read_timeout(5, 0);
   http_->set_keep_alive_timeout(1);
+  // SO_REUSEADDR, as the leader's front end (http_frontend.cpp) sets, not httplib's default
+  // SO_REUSEPORT: on winning, the front end binds this very port while the connections this
+  // server closed linger in TIME_WAIT, and Linux refuses a bind whose reuse flags differ.
+  http_->set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   auto leader_and_problem = [this] {
     std::lock_guard lock(mu_);
     return std::pair(leader_, problem_);
