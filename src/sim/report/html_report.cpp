@@ -537,7 +537,8 @@ std::string QueueTable(const std::vector<Policy>& policies, const std::vector<st
 
 void AddFairShare(Page& page, const std::vector<Policy>& policies) {
   const std::vector<std::string> names = QueueNames(policies);
-  if (names.empty()) return;
+  // One queue has nothing to share with: its "fair share" chart would be its allocation again.
+  if (names.size() < 2) return;
   page.Section("Fair share",
                "How each queue fared: the GPU share it received against the share it is entitled "
                "to. A queue below its entitlement while it had work waiting was short-changed.");
@@ -646,6 +647,10 @@ struct DemandZoom {
 DemandZoom ZoomToDifferences(const std::vector<Policy>& policies, std::size_t length) {
   constexpr double kApart = 0.005;  // half a point of the cluster
   constexpr int kLatestStart = 70;
+  if (std::count_if(policies.begin(), policies.end(), [](const Policy& p) {
+        return HasNumber(Field(p.result, "allocation_at_demand"));
+      }) < 2)
+    return {};  // nothing to compare: the whole range
   std::size_t first_apart = length;
   for (std::size_t i = 0; i < length && first_apart == length; ++i) {
     std::optional<double> lo, hi;
