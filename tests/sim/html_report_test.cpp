@@ -341,10 +341,13 @@ TEST(HtmlReportTest, UnknownExperimentShowsScalarTable) {
                      {"big_array", {1, 2, 3}}}}}};
   const std::string html = RenderHtmlReport(summary);
   EXPECT_EQ(Count(html, "<canvas "), 0u);
-  for (const char* text : {"failures", "ettr", "0.875", "restarts", "12", "checkpointing", "yes",
-                           ">ok<", "node", "gpu", "lost_gpu_seconds (h)"}) {
+  // Field names for people (the field itself on hover), durations in the unit that suits them.
+  for (const char* text :
+       {">ETTR<", "0.875", ">Restarts<", "12", ">Checkpointing<", "yes", ">ok<", ">Failures<",
+        ">Node<", ">GPU<", ">Lost GPU (h)<", "title=\"lost_gpu_seconds\"", "title=\"ettr\""}) {
     EXPECT_NE(html.find(text), std::string::npos) << text;
   }
+  EXPECT_EQ(html.find(">lost_gpu_seconds"), std::string::npos);
   EXPECT_EQ(html.find("big_array"), std::string::npos);
   EXPECT_TRUE(InlineData(html)["charts"].empty());
 }
