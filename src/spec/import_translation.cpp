@@ -1,5 +1,6 @@
 #include "spec/import_translation.h"
 
+#include "spec/document.h"
 #include "spec/text.h"
 
 namespace tessera {
@@ -112,19 +113,19 @@ void ReadResources(const Json& c, const std::string& path, const std::string& ke
           }
         }
         if (!task.gpus.is_null() && task.gpus != gpus) {
-          t.Refuse(f, "GPU requests and limits differ (" + task.gpus.dump() + " and " +
-                          gpus.dump() + "); Kubernetes requires them equal");
+          t.Refuse(f, "GPU requests and limits differ (" + DumpJson(task.gpus) + " and " +
+                          DumpJson(gpus) + "); Kubernetes requires them equal");
           continue;
         }
         task.gpus = gpus;
-        t.Map(f, "-> GPUs per task = " + gpus.dump());
+        t.Map(f, "-> GPUs per task = " + DumpJson(gpus));
       } else if (name == "cpu" || name == "memory") {
         Json& slot = name == "cpu" ? task.cpu : task.memory;
         // Requests are what a pod is scheduled by; limits only when no request is given.
         if (!is_limits || slot.is_null()) {
           slot = value;
           t.Map(f, "-> spec." + name + " = " +
-                       (value.is_string() ? value.get<std::string>() : value.dump()));
+                       (value.is_string() ? value.get<std::string>() : DumpJson(value)));
         } else {
           t.Ignore(f, "the request is what Tessera reserves; limits are not enforced");
         }
@@ -162,7 +163,7 @@ void ReadEnv(const Json& c, const std::string& path, PodTask& task, Translation&
     const Json* value = Present(e, "value");
     task.env[*name] = value == nullptr     ? ""
                       : value->is_string() ? value->get<std::string>()
-                                           : value->dump();
+                                           : DumpJson(*value);
   }
   if (!env->empty()) t.Map(path + ".env", "-> spec.env");
 }
@@ -208,7 +209,7 @@ std::optional<std::int64_t> Translation::Int(const Json& obj, const std::string&
   if (v == nullptr) return std::nullopt;
   if (!v->is_number_integer() || v->get<std::int64_t>() < lo || v->get<std::int64_t>() > hi) {
     Refuse(Join(path, key), "must be a whole number between " + std::to_string(lo) + " and " +
-                                std::to_string(hi) + ", got " + v->dump());
+                                std::to_string(hi) + ", got " + DumpJson(*v));
     return std::nullopt;
   }
   return v->get<std::int64_t>();
