@@ -178,6 +178,8 @@ Json UserApi::ListJobs(const JobFilter& filter) {
     if (!filter.queue.empty() && job.rec.queue != filter.queue) continue;
     if (!filter.name.empty() && job.rec.name != filter.name) continue;
     if (filter.phase && JobPhaseOf(job) != *filter.phase) continue;
+    if (!filter.user.empty() && job.spec.user != filter.user) continue;
+    if (!filter.selector.Matches(job.spec.labels)) continue;
     out.push_back(filter.objects ? ResubmittableJob(job.spec, JobSummary(core_.state, job))
                                  : JobSummary(core_.state, job));
     if (filter.limit > 0 && out.size() >= filter.limit) break;
