@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -40,6 +41,9 @@ struct ControllerOptions {
   bool metrics = true;  // GET /metrics and what feeds it (off: for the benchmark of its cost)
   Tick metrics_gather_interval_ms = 1000;  // scrapes closer than this share one gathering
   std::function<Tick()> now;               // wall clock in ms since the epoch unless set (tests)
+  // GET /v1/controllers: every controller of this cluster, [{url, pid, leader}] (tesserad
+  // fills it: itself alone on SQLite, etcd's registrations on etcd); unset: [].
+  std::function<nlohmann::json()> controllers;
 };
 
 // Checks options as Controller::Create does (the scheduler's config; the queue tree's shape

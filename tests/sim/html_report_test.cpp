@@ -179,6 +179,45 @@ TEST(HtmlReportTest, AllocationHasAllocationAndFragmentationCharts) {
   EXPECT_EQ((*alloc)["x"]["max"], 130);
 }
 
+// Two policies that allocate all arrived demand up to 85 % and then part (a: 100 % at 130 %
+// demand; b: flat from 85 %, 85 % at the end): the page opens with the verdict (a, 15 points
+// more at 100 % demand: 1.0 vs 0.85) and the charts start at 70 % demand (a step of 10 before
+// 85, floored to tens), the allocation axis at 60 % (b's 0.70 at 70 % is the lowest value from
+// there: 70, less 10).
+TEST(HtmlReportTest, OpensWithTheVerdictAndZoomsToWherePoliciesDiffer) {
+  json a = json::array(), b = json::array();
+  for (int i = 0; i <= 130; ++i) {
+    a.push_back(std::min(i, 100) / 100.0);
+    b.push_back(std::min(i, 85) / 100.0);
+  }
+  const json summary = {{"experiment", "allocation"},
+                        {"results",
+                         {{{"policy", "a"}, {"allocation_at_demand", a}},
+                          {{"policy", "b"}, {"allocation_at_demand", b}}}}};
+  const std::string html = RenderHtmlReport(summary);
+  const auto verdict = html.find("<p class=\"verdict\" id=\"verdict\">a allocates the most GPUs");
+  ASSERT_NE(verdict, std::string::npos);
+  EXPECT_LT(verdict, html.find("<dl class=\"meta\">"));  // first thing under the title
+  EXPECT_NE(html.find("15.0 points more than the runner-up (b, 85.0 %)"), std::string::npos);
+  const json data = InlineData(html);
+  const json* alloc = ChartById(data, "chart-allocation");
+  ASSERT_NE(alloc, nullptr);
+  EXPECT_EQ((*alloc)["x"]["min"], 70);
+  EXPECT_EQ((*alloc)["x"]["max"], 130);
+  EXPECT_EQ((*alloc)["y"]["min"], 60);
+  EXPECT_NE(html.find("Zoomed to 70&nbsp;% demand and up"), std::string::npos);
+
+  // Policies that part at once: no zoom.
+  json c = json::array();
+  for (int i = 0; i <= 130; ++i) c.push_back(std::min(i, 100) / 200.0);
+  const json early = {{"experiment", "allocation"},
+                      {"results",
+                       {{{"policy", "a"}, {"allocation_at_demand", a}},
+                        {{"policy", "c"}, {"allocation_at_demand", c}}}}};
+  const json early_data = InlineData(RenderHtmlReport(early));
+  EXPECT_EQ((*ChartById(early_data, "chart-allocation"))["x"]["min"], 0);
+}
+
 TEST(HtmlReportTest, ReplayHasCdfGpusAndQueueCharts) {
   const std::string html = RenderHtmlReport(ReplaySummary());
   EXPECT_EQ(Count(html, "<canvas "), 3u);

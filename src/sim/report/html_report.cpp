@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sim/report/html_util.h"
+#include "sim/report/verdict.h"
 #include "web/chart_js.h"
 
 namespace tessera {
@@ -634,6 +635,57 @@ void AddFairShare(Page& page, const std::vector<Policy>& policies) {
 // ---------------------------------------------------------------------------------------------
 // Allocation experiment: the FGD paper's figure.
 
+// Where the allocation charts start: the policies allocate alike (everything that arrived)
+// at low demand, and the charts zoom to where they part, at most from 70 % demand (the region
+// the FGD paper's comparison is about), so that a few points' difference is visible.
+struct DemandZoom {
+  int from_percent = 0;              // the demand axis starts here
+  int allocation_floor_percent = 0;  // the allocation axis starts here
+};
+
+DemandZoom ZoomToDifferences(const std::vector<Policy>& policies, std::size_t length) {
+  constexpr double kApart = 0.005;  // half a point of the cluster
+  constexpr int kLatestStart = 70;
+  std::size_t first_apart = length;
+  for (std::size_t i = 0; i < length && first_apart == length; ++i) {
+    std::optional<double> lo, hi;
+    for (const Policy& p : policies) {
+      const json* arr = Field(p.result, "allocation_at_demand");
+      if (arr == nullptr || !arr->is_array() || i >= arr->size()) continue;
+      if (auto v = Number(&(*arr)[i])) {
+        lo = std::min(lo.value_or(*v), *v);
+        hi = std::max(hi.value_or(*v), *v);
+      }
+    }
+    if (lo && *hi - *lo >= kApart) first_apart = i;
+  }
+  DemandZoom zoom;
+  // A step of 10 before the policies part, so that the lines are seen together first.
+  const int apart = static_cast<int>(std::min<std::size_t>(first_apart, kLatestStart + 10));
+  zoom.from_percent = std::clamp((apart - 10) / 10 * 10, 0, kLatestStart);
+  if (zoom.from_percent == 0) return zoom;
+  double lowest = 1;
+  for (const Policy& p : policies) {
+    for (const char* key : {"allocation_at_demand", "allocation_at_demand_min"}) {
+      const json* arr = Field(p.result, key);
+      if (arr == nullptr || !arr->is_array()) continue;
+      for (std::size_t i = static_cast<std::size_t>(zoom.from_percent); i < arr->size(); ++i)
+        if (auto v = Number(&(*arr)[i])) lowest = std::min(lowest, *v);
+    }
+  }
+  zoom.allocation_floor_percent =
+      std::clamp(static_cast<int>(std::floor(lowest * 10)) * 10 - 10, 0, zoom.from_percent);
+  return zoom;
+}
+
+std::string ZoomNote(const DemandZoom& zoom) {
+  if (zoom.from_percent == 0) return "";
+  return fmt::format(
+      " Zoomed to {}&nbsp;% demand and up, where the policies differ: below it they all "
+      "allocate alike (within half a point).",
+      zoom.from_percent);
+}
+
 void AddAllocation(Page& page, const std::vector<Policy>& policies, std::string_view experiment) {
   std::size_t length = 0;
   bool any_alloc = false;
@@ -651,9 +703,10 @@ void AddAllocation(Page& page, const std::vector<Policy>& policies, std::string_
   length = std::min<std::size_t>(length, 100000);
   const double x_max =
       std::max<double>(kDefaultDemandMaxPercent, static_cast<double>(length > 0 ? length - 1 : 0));
+  const DemandZoom zoom = ZoomToDifferences(policies, length);
   const auto demand_axis = [&] {
     json x = Axis("Arrived GPU demand (% of cluster capacity)", "demand", "%");
-    x["min"] = 0;
+    x["min"] = zoom.from_percent;
     x["max"] = x_max;
     x["step"] = 10;
     return x;
@@ -672,7 +725,7 @@ void AddAllocation(Page& page, const std::vector<Policy>& policies, std::string_
                {"x", demand_axis()},
                {"y", Axis("GPUs allocated (% of cluster)", "allocated", "%")},
                {"datasets", json::array()}};
-    chart["y"]["min"] = 0;
+    chart["y"]["min"] = zoom.allocation_floor_percent;
     chart["y"]["max"] = 100;
     json ideal = Dataset("Ideal: all arrived demand allocated", "#9aa0a6", "ref", -1);
     ideal["points"] = json::array();
@@ -709,7 +762,8 @@ void AddAllocation(Page& page, const std::vector<Policy>& policies, std::string_
                     "100&nbsp;%); the gap below it is demand the policy could not place. Higher "
                     "is better, and the demand at which a line leaves the ideal shows when "
                     "fragmentation starts to bite.") +
-            (any_band ? " Shaded bands: the lowest and highest value across seeds." : ""),
+            (any_band ? " Shaded bands: the lowest and highest value across seeds." : "") +
+            ZoomNote(zoom),
         std::move(chart));
   }
   if (any_frag) {
@@ -733,7 +787,8 @@ void AddAllocation(Page& page, const std::vector<Policy>& policies, std::string_
                "paper), as demand grows. Lower is better: a fragmented GPU is capacity that "
                "exists but cannot run the work at hand. Read it together with the chart above; "
                "the policy whose line sits lowest near and past 100&nbsp;% demand is the one that "
-               "keeps free capacity usable.",
+               "keeps free capacity usable." +
+                   ZoomNote(zoom),
                std::move(chart));
   }
   page.EndSection();
@@ -1116,7 +1171,9 @@ body { margin: 0; background: var(--page); color: var(--fg); line-height: 1.5;
   font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
 main { max-width: 1180px; margin: 0 auto; padding: 32px 24px 48px; }
 .eyebrow { margin: 0; font-size: 12px; letter-spacing: .08em; text-transform: uppercase; color: var(--muted); }
-h1 { margin: 4px 0 20px; font-size: 28px; line-height: 1.25; }
+h1 { margin: 4px 0 12px; font-size: 28px; line-height: 1.25; }
+p.verdict { max-width: 90ch; margin: 0 0 20px; padding: 10px 14px; font-size: 17px; font-weight: 500;
+  background: #eef4fb; border-left: 4px solid #4e79a7; border-radius: 4px; }
 h2 { margin: 40px 0 10px; padding-bottom: 6px; font-size: 20px; border-bottom: 1px solid var(--line); }
 h3 { margin: 0 0 4px; font-size: 16px; }
 .meta { display: grid; grid-template-columns: repeat(auto-fit, minmax(230px, 1fr)); gap: 12px; margin: 0; }
@@ -1330,8 +1387,12 @@ std::string ChartJsSource() {
 
 std::string Header(const json& summary, std::string_view experiment) {
   std::string html = "<header>\n<p class=\"eyebrow\">Tessera · simulated cluster</p>\n";
-  html += fmt::format("<h1>Simulation report{}</h1>\n<dl class=\"meta\">\n",
+  html += fmt::format("<h1>Simulation report{}</h1>\n",
                       experiment.empty() ? "" : ": " + HtmlEscape(experiment));
+  // The page opens with what it found, in one sentence (verdict.h).
+  html += fmt::format("<p class=\"verdict\" id=\"verdict\">{}</p>\n",
+                      HtmlEscape(report::Verdict(summary)));
+  html += "<dl class=\"meta\">\n";
   html += fmt::format("<div><dt>Experiment</dt><dd>{}</dd></div>\n",
                       experiment.empty() ? "unknown" : HtmlEscape(experiment));
   const json* trace = Field(&summary, "trace");
