@@ -92,7 +92,8 @@ Result<std::string> StartEtcdCluster(const std::string& state, double timeout_s)
     const std::string client = "http://127.0.0.1:" + std::to_string(client_port);
     const std::string peer = "http://127.0.0.1:" + std::to_string(peer_port);
     // Short heartbeats and elections: loopback, and a failover budget of seconds. Large txns:
-    // a gang's bind is one txn of a few operations per rank.
+    // a gang's bind is one txn of a few operations per rank. Old revisions compacted past the
+    // last 100,000, so the database does not grow with every heartbeat's commit.
     auto pid = SpawnDetached({kEtcd,
                               "--name",
                               Member(i),
@@ -122,6 +123,10 @@ Result<std::string> StartEtcdCluster(const std::string& state, double timeout_s)
                               "33554432",
                               "--quota-backend-bytes",
                               "8589934592",
+                              "--auto-compaction-mode",
+                              "revision",
+                              "--auto-compaction-retention",
+                              "100000",
                               "--logger",
                               "zap",
                               "--log-outputs",

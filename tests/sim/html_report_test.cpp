@@ -216,6 +216,10 @@ TEST(HtmlReportTest, OpensWithTheVerdictAndZoomsToWherePoliciesDiffer) {
                         {{"policy", "c"}, {"allocation_at_demand", c}}}}};
   const json early_data = InlineData(RenderHtmlReport(early));
   EXPECT_EQ((*ChartById(early_data, "chart-allocation"))["x"]["min"], 0);
+  // One policy has nothing to differ from: the whole range.
+  const json alone = {{"experiment", "allocation"},
+                      {"results", {{{"policy", "b"}, {"allocation_at_demand", b}}}}};
+  EXPECT_EQ((*ChartById(InlineData(RenderHtmlReport(alone)), "chart-allocation"))["x"]["min"], 0);
 }
 
 TEST(HtmlReportTest, ReplayHasCdfGpusAndQueueCharts) {
@@ -284,6 +288,13 @@ TEST(HtmlReportTest, FairShareChartsWhenQueuesPresent) {
   ASSERT_NE(bars, nullptr);
   EXPECT_EQ((*bars)["labels"], json::array({"team-a", "team-b"}));
   EXPECT_EQ((*bars)["datasets"][0]["values"], json::array({30, 70}));  // entitlement, in %
+
+  // One queue has no one to share with: no fair-share section at all.
+  for (auto& r : summary["results"]) r["queues"].erase("team-b");
+  const std::string single = RenderHtmlReport(summary);
+  EXPECT_EQ(single.find("id=\"chart-share-mean\""), std::string::npos);
+  EXPECT_EQ(single.find("<h2>Fair share</h2>"), std::string::npos);
+  EXPECT_EQ(Count(single, "<canvas "), 3u);
 }
 
 TEST(HtmlReportTest, EscapesStringsFromTheSummary) {
@@ -330,10 +341,13 @@ TEST(HtmlReportTest, UnknownExperimentShowsScalarTable) {
                      {"big_array", {1, 2, 3}}}}}};
   const std::string html = RenderHtmlReport(summary);
   EXPECT_EQ(Count(html, "<canvas "), 0u);
-  for (const char* text : {"failures", "ettr", "0.875", "restarts", "12", "checkpointing", "yes",
-                           ">ok<", "node", "gpu", "lost_gpu_seconds (h)"}) {
+  // Field names for people (the field itself on hover), durations in the unit that suits them.
+  for (const char* text :
+       {">ETTR<", "0.875", ">Restarts<", "12", ">Checkpointing<", "yes", ">ok<", ">Failures<",
+        ">Node<", ">GPU<", ">Lost GPU (h)<", "title=\"lost_gpu_seconds\"", "title=\"ettr\""}) {
     EXPECT_NE(html.find(text), std::string::npos) << text;
   }
+  EXPECT_EQ(html.find(">lost_gpu_seconds"), std::string::npos);
   EXPECT_EQ(html.find("big_array"), std::string::npos);
   EXPECT_TRUE(InlineData(html)["charts"].empty());
 }
@@ -355,7 +369,8 @@ TEST(HtmlReportTest, MissingOrMalformedFieldsDoNotCrash) {
            {{"jct_cdf", {{0, 0.1}, {-5, 0.2}, {"a", 1}, {1}, nullptr, {10, 0.5}}},
             {"gpus_allocated", "none"},
             {"queue_length", {{1.0, nullptr}}}}},
-          {"queues", {{"a", 1}, {"b", {{"share_over_time", {{1, 2}}}}}}}}}}},
+          {"queues",
+           {{"a", 1}, {"b", {{"share_over_time", {{1, 2}}}}}, {"c", {{"share_mean", "half"}}}}}}}}},
       {{"experiment", "allocation"},
        {"results",
         {{{"policy", "p"},
@@ -375,7 +390,8 @@ TEST(HtmlReportTest, MissingOrMalformedFieldsDoNotCrash) {
   // Only the last case has something to draw.
   const std::string html = RenderHtmlReport(cases[std::size(cases) - 1]);
   EXPECT_EQ(Count(html, "<canvas "), 1u);
-  // The malformed replay draws its one valid CDF point and share series, no GPU chart.
+  // The malformed replay draws its one valid CDF point and share series (of its two queues),
+  // no GPU chart.
   const std::string replay = RenderHtmlReport(cases[6]);
   EXPECT_NE(replay.find("chart-jct-cdf"), std::string::npos);
   EXPECT_EQ(replay.find("chart-gpus-allocated"), std::string::npos);

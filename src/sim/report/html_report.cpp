@@ -250,6 +250,50 @@ Kind GuessKind(std::string_view parent, std::string_view key, const json& value)
 
 bool IsScalar(const json& v) { return v.is_number() || v.is_boolean() || v.is_string(); }
 
+// A field name for people: "pods_failed_mean" -> "Pods failed (mean)", "gpu_hours_lost" ->
+// "GPU hours lost"; a trailing "_seconds" goes (the column names its unit), acronyms are
+// capitalised. The field's own name stays on hover.
+std::string HumanLabel(std::string_view key) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 12> kWords{{
+      {"gpu", "GPU"},
+      {"gpus", "GPUs"},
+      {"cpu", "CPU"},
+      {"ettr", "ETTR"},
+      {"jct", "JCT"},
+      {"slo", "SLO"},
+      {"ttft", "TTFT"},
+      {"tbt", "TBT"},
+      {"kv", "KV"},
+      {"rps", "req/s"},
+      {"sim", "simulator"},
+      {"e2e", "end-to-end"},
+  }};
+  std::vector<std::string> words;
+  for (std::size_t at = 0; at <= key.size();) {
+    const std::size_t end = std::min(key.find('_', at), key.size());
+    if (end > at) words.emplace_back(key.substr(at, end - at));
+    at = end + 1;
+  }
+  if (words.size() > 1 && words.back() == "seconds") words.pop_back();
+  std::string statistic;
+  if (words.size() > 1 && (words.back() == "mean" || words.back() == "max" ||
+                           words.back() == "min" || words.back() == "total")) {
+    statistic = " (" + words.back() + ")";
+    words.pop_back();
+  }
+  std::string out;
+  for (const std::string& w : words) {
+    std::string shown = w;
+    for (const auto& [word, replacement] : kWords) {
+      if (w == word) shown = replacement;
+    }
+    out += (out.empty() ? "" : " ") + shown;
+  }
+  if (!out.empty() && out[0] >= 'a' && out[0] <= 'z')
+    out[0] = static_cast<char>(out[0] - 'a' + 'A');
+  return out.empty() ? std::string(key) : out + statistic;
+}
+
 Group Single(std::string key, std::string label, Kind kind) {
   Group g{key, label, false, {{key, label, kind}}};
   g.known = true;
@@ -320,7 +364,8 @@ std::vector<Group> TableGroups(const std::vector<Policy>& policies) {
       if (key == "policy" || key == "oracle") continue;
       if (IsScalar(value)) {
         if (find_group(key, true) == nullptr && find_group(key, false) == nullptr) {
-          groups.push_back({key, key, false, {{key, key, GuessKind("", key, value)}}});
+          groups.push_back(
+              {key, HumanLabel(key), false, {{key, HumanLabel(key), GuessKind("", key, value)}}});
         }
       } else if (value.is_object() && key != "series" && key != "queues") {
         const Group* known = find_group(key, true);
@@ -332,10 +377,11 @@ std::vector<Group> TableGroups(const std::vector<Policy>& policies) {
           // Members beyond the documented ones go to a group of their own ("Other fields").
           Group* g = find_group(key, false);
           if (g == nullptr) {
-            groups.push_back({key, known != nullptr ? known->label : key, true, {}});
+            groups.push_back({key, known != nullptr ? known->label : HumanLabel(key), true, {}});
             g = &groups.back();
           }
-          if (!has_column(g, sub)) g->columns.push_back({sub, sub, GuessKind(key, sub, sub_value)});
+          if (!has_column(g, sub))
+            g->columns.push_back({sub, HumanLabel(sub), GuessKind(key, sub, sub_value)});
         }
       }
     }
@@ -430,9 +476,10 @@ std::string ResultsTable(const std::vector<Policy>& policies, const std::vector<
       html += fmt::format("<th class=\"group\" scope=\"colgroup\" colspan=\"{}\">{}{}</th>",
                           g.columns.size(), HtmlEscape(g.label), HtmlEscape(SharedSuffix(g)));
     } else {
-      html += fmt::format(
-          "<th{} scope=\"col\"{}>{}{}</th>", IsTextual(g.columns.front()) ? " class=\"left\"" : "",
-          two_rows ? " rowspan=\"2\"" : "", HtmlEscape(g.label), HtmlEscape(SharedSuffix(g)));
+      html += fmt::format("<th{} scope=\"col\" title=\"{}\"{}>{}{}</th>",
+                          IsTextual(g.columns.front()) ? " class=\"left\"" : "", HtmlEscape(g.key),
+                          two_rows ? " rowspan=\"2\"" : "", HtmlEscape(g.label),
+                          HtmlEscape(SharedSuffix(g)));
     }
   }
   html += "</tr>\n";
@@ -537,7 +584,8 @@ std::string QueueTable(const std::vector<Policy>& policies, const std::vector<st
 
 void AddFairShare(Page& page, const std::vector<Policy>& policies) {
   const std::vector<std::string> names = QueueNames(policies);
-  if (names.empty()) return;
+  // One queue has nothing to share with: its "fair share" chart would be its allocation again.
+  if (names.size() < 2) return;
   page.Section("Fair share",
                "How each queue fared: the GPU share it received against the share it is entitled "
                "to. A queue below its entitlement while it had work waiting was short-changed.");
@@ -646,6 +694,10 @@ struct DemandZoom {
 DemandZoom ZoomToDifferences(const std::vector<Policy>& policies, std::size_t length) {
   constexpr double kApart = 0.005;  // half a point of the cluster
   constexpr int kLatestStart = 70;
+  if (std::count_if(policies.begin(), policies.end(), [](const Policy& p) {
+        return HasNumber(Field(p.result, "allocation_at_demand"));
+      }) < 2)
+    return {};  // nothing to compare: the whole range
   std::size_t first_apart = length;
   for (std::size_t i = 0; i < length && first_apart == length; ++i) {
     std::optional<double> lo, hi;
