@@ -1,11 +1,11 @@
-#include "cli/metrics_scrape.h"
+#include "core/metrics_scrape.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <optional>
 
-namespace tessera::cli {
+namespace tessera {
 
 namespace {
 
@@ -81,4 +81,4 @@ std::vector<ScrapedSample> ParseMetricsText(std::string_view text,
   return out;
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera

@@ -1,5 +1,6 @@
 // Reads the Prometheus text format back (for `tessera top`, which asks each agent's /metrics
-// for its GPUs' utilisation and memory): one sample per line, NAME{LABEL="VALUE",...} VALUE,
+// for its GPUs' utilisation and memory, and the controller's autoscaler, which asks each
+// replica's for its load): one sample per line, NAME{LABEL="VALUE",...} VALUE,
 // comments and malformed lines skipped.
 #pragma once
 
@@ -8,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace tessera::cli {
+namespace tessera {
 
 struct ScrapedSample {
   std::string name;
@@ -20,4 +21,4 @@ struct ScrapedSample {
 std::vector<ScrapedSample> ParseMetricsText(std::string_view text,
                                             const std::vector<std::string>& names = {});
 
-}  // namespace tessera::cli
+}  // namespace tessera
