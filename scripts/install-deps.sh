@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs what Tessera needs to build, test and run: Debian packages, and Chart.js from npm
-# for the reports. Safe to run again.
+# Installs what Tessera needs to build, test and run: Debian packages, and from npm Chart.js
+# (reports, dashboard) and puppeteer-core (the dashboard's browser test). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build ccache pkg-config git
@@ -8,7 +8,9 @@ packages=(build-essential cmake ninja-build ccache pkg-config git
   libcpp-httplib-dev libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-torch nginx  # nginx: the reference proxy of `tessera bench gateway`
   clang-14 libclang-rt-14-dev  # libFuzzer for scripts/fuzz.sh
-  prometheus)  # prometheus, promtool: the metrics tests scrape and lint every /metrics
+  prometheus  # prometheus, promtool: the metrics tests scrape and lint every /metrics
+  etcd-server etcd-client  # the etcd store: several controllers, one leader (docs/ha.md)
+  chromium)  # headless, driven by puppeteer-core: the dashboard's browser tests (label browser)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -20,6 +22,8 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-if [ ! -f web/node_modules/chart.js/dist/chart.umd.js ]; then
+# puppeteer-core never downloads a browser: the tests point it at Debian's /usr/bin/chromium.
+if [ ! -f web/node_modules/chart.js/dist/chart.umd.js ] ||
+  [ ! -f web/node_modules/puppeteer-core/package.json ]; then
   npm ci --prefix web --no-audit --no-fund
 fi

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -56,7 +57,11 @@ void Log(const std::string& node, const std::string& msg) {
 
 }  // namespace
 
-Agent::Agent(AgentOptions options) : options_(std::move(options)) {}
+Agent::Agent(AgentOptions options)
+    : options_(std::move(options)),
+      report_seq_(std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count()) {}
 
 Agent::~Agent() {
   RequestStop();
@@ -345,6 +350,7 @@ TaskReport Agent::ReportOf(const std::int64_t id, const LocalTask& t) const {
   r.started_ms = t.proc.started_ms;
   r.finished_ms = t.finished_ms;
   r.message = t.message;
+  r.seq = ++report_seq_;  // the builders of reports hold mu_: numbered in the order observed
   return r;
 }
 

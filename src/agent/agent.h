@@ -164,6 +164,9 @@ class Agent {
     std::fprintf(stderr, "tessera-agent[%s]: %s\n", node.c_str(), msg.c_str());
   }};
   std::atomic<Tick> last_heartbeat_ok_ms_{0};  // when a heartbeat was last answered with 200
+  // TaskReport::seq of the last report built. Starts at the wall clock in microseconds, so
+  // that a restarted agent's reports still order after its predecessor's.
+  mutable std::atomic<std::int64_t> report_seq_;
 };
 
 }  // namespace tessera

@@ -6,7 +6,6 @@
 // simulated engine's busy fraction), nodes show that instead (docs/gpu-usage.md). Simulated
 // GPUs say so; without a report their "use" is the share their tasks hold while a process
 // lives, not a measurement.
-#include <httplib.h>
 
 #include <algorithm>
 #include <iostream>
@@ -16,7 +15,7 @@
 #include "cli/commands.h"
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
-#include "core/metrics_scrape.h"
+#include "server/gpu_usage.h"
 
 namespace tessera::cli {
 
@@ -30,45 +29,6 @@ struct TopFlags {
   std::string output;
   int limit = 200;
 };
-
-struct GpuUse {
-  double utilization = 0;  // 0..1
-  double memory_used_bytes = 0;
-  double memory_total_bytes = 0;
-};
-
-// (node, GPU index) -> use, from every agent that serves one of `nodes`.
-std::map<std::pair<std::string, int>, GpuUse> ScrapeAgents(const Json& nodes,
-                                                           std::vector<std::string>* unreachable) {
-  std::set<std::string> agents;
-  for (const auto& n : nodes) {
-    if (n.value("status", "") != "Lost" && !n.value("agentUrl", "").empty())
-      agents.insert(n["agentUrl"].get<std::string>());
-  }
-  std::map<std::pair<std::string, int>, GpuUse> use;
-  for (const auto& url : agents) {
-    httplib::Client c(url);
-    c.set_connection_timeout(2, 0);
-    c.set_read_timeout(10, 0);
-    auto r = c.Get("/metrics");
-    if (!r || r->status != 200) {
-      unreachable->push_back(url);
-      continue;
-    }
-    for (const auto& s : ParseMetricsText(
-             r->body, {"tessera_gpu_utilization_ratio", "tessera_gpu_memory_used_bytes",
-                       "tessera_gpu_memory_total_bytes"})) {
-      auto node = s.labels.find("node");
-      auto gpu = s.labels.find("gpu");
-      if (node == s.labels.end() || gpu == s.labels.end()) continue;
-      GpuUse& u = use[{node->second, std::atoi(gpu->second.c_str())}];
-      if (s.name == "tessera_gpu_utilization_ratio") u.utilization = s.value;
-      if (s.name == "tessera_gpu_memory_used_bytes") u.memory_used_bytes = s.value;
-      if (s.name == "tessera_gpu_memory_total_bytes") u.memory_total_bytes = s.value;
-    }
-  }
-  return use;
-}
 
 std::string Percent(double ratio) {
   char buf[32];
@@ -92,7 +52,7 @@ Status TopNodes(ApiClient& api, OutputFormat format) {
   if (!doc) return std::unexpected(doc.error());
   const Json& nodes = (*doc)["nodes"];
   std::vector<std::string> unreachable;
-  const auto use = ScrapeAgents(nodes, &unreachable);
+  const auto use = ScrapeGpuUse(AgentUrlsOf(nodes), &unreachable);
   Json out = Json::array();
   std::vector<std::vector<std::string>> rows;
   for (const auto& n : nodes) {
@@ -151,7 +111,7 @@ Status TopJobs(ApiClient& api, OutputFormat format, int limit) {
   for (const auto& n : (*nodes)["nodes"])
     simulated[n.value("name", "")] = n.value("simulated", false);
   std::vector<std::string> unreachable;
-  const auto use = ScrapeAgents((*nodes)["nodes"], &unreachable);
+  const auto use = ScrapeGpuUse(AgentUrlsOf((*nodes)["nodes"]), &unreachable);
   auto list = JsonOf(api.Get("/v1/jobs?phase=Running&limit=" + std::to_string(limit)));
   if (!list) return std::unexpected(list.error());
   Json out = Json::array();

@@ -201,6 +201,7 @@ bool AgentService::RecordHeartbeatLocked(RegisteredNode& ns, const HeartbeatRequ
   bool strays = false;
   for (const auto& r : req.tasks) {
     reported.insert(r.task_id);
+    if (StaleLocked(r)) continue;  // its task is as a newer report left it, not a stray
     RecordTaskReport(change, node, r, now, state.awaiting_readoption);
     if (r.state == ReportedState::kRunning) {
       if (!change.HasTask(r.task_id)) {
@@ -304,6 +305,21 @@ ApiResult<NodesHeartbeatReply> AgentService::HeartbeatNodes(const NodesHeartbeat
   return out;
 }
 
+bool AgentService::StaleLocked(const TaskReport& report) {
+  if (report.seq == 0) return false;
+  auto [it, added] = report_seq_.try_emplace(report.task_id, report.seq);
+  if (!added) {
+    if (report.seq < it->second) return true;
+    it->second = report.seq;
+    return false;
+  }
+  // Bounded by the tasks the controller still knows: entries of purged tasks go in bulk.
+  if (report_seq_.size() > 2 * core_.state.tasks.size() + 1024) {
+    std::erase_if(report_seq_, [&](const auto& e) { return !core_.state.tasks.contains(e.first); });
+  }
+  return false;
+}
+
 ApiResult<Json> AgentService::ReportTask(const std::string& node, const TaskReport& report) {
   std::lock_guard lock(core_.mu);
   auto& state = core_.state;
@@ -321,6 +337,7 @@ ApiResult<Json> AgentService::ReportTask(const std::string& node, const TaskRepo
   }
   const Tick now = core_.Now();
   nit->second.last_seen = now;
+  if (StaleLocked(report)) return TaskJson(state, it->second);
   ChangeBuilder change(state);
   RecordTaskReport(change, node, report, now, state.awaiting_readoption);
   if (auto s = core_.CommitLocked(change); !s) return std::unexpected(ApiErr(s.error()));
@@ -338,6 +355,7 @@ ApiResult<Json> AgentService::ReportTasks(const NodesHeartbeatRequest& reports) 
     if (nit == state.nodes.end()) continue;
     nit->second.last_seen = now;
     for (const auto& r : req.tasks) {
+      if (StaleLocked(r)) continue;
       // Ignores tasks that are not this node's.
       RecordTaskReport(change, node, r, now, state.awaiting_readoption);
       ++recorded;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <unordered_map>
 
 #include "server/api_error.h"
 #include "server/controller_core.h"
@@ -52,8 +53,15 @@ class AgentService {
   TaskLaunch LaunchOfLocked(const TaskRecord& task) const;
   // Marks one node Lost with its live tasks, in one commit. REQUIRES: mu held.
   void MarkLostLocked(const std::string& name, RegisteredNode& node, Tick now);
+  // Whether `report` is older (TaskReport::seq) than one already applied for its task: a
+  // heartbeat built before an exit and answered after it. Remembers `report`'s seq when it is
+  // newer. REQUIRES: mu held.
+  bool StaleLocked(const TaskReport& report);
 
   ControllerCore& core_;
+  // The seq of the newest report applied per task; in memory only (a restarted controller
+  // takes each agent's next report as it comes).
+  std::unordered_map<std::int64_t, std::int64_t> report_seq_;
 };
 
 }  // namespace tessera

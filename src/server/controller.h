@@ -75,6 +75,10 @@ class Controller {
   }
   nlohmann::json ListQueues() { return users_.ListQueues(); }
   nlohmann::json ServerStatus() { return users_.ServerStatus(); }
+  // Every controller of the cluster and which one leads (ControllerOptions::controllers).
+  nlohmann::json Controllers() {
+    return core_.options().controllers ? core_.options().controllers() : nlohmann::json::array();
+  }
   // {"ok": true}, with "schedulerError" when the scheduler cannot run as configured.
   nlohmann::json Health();
   // GET /metrics: the Prometheus text (metrics_view.h).

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -48,10 +49,13 @@ struct ControllerOptions {
   std::string gateway_url;
   Tick drain_min_ms = 1000;
   Tick drain_timeout_ms = 60000;
-  // The GPU usage agents report is kept per task over this window (gpu_usage.h; the
+  // The GPU usage agents report is kept per task over this window (gpu_usage_feed.h; the
   // simulator's usage_window_seconds, 10 minutes by default).
   Tick usage_window_ms = 600000;
   std::function<Tick()> now;  // wall clock in ms since the epoch unless set (tests)
+  // GET /v1/controllers: every controller of this cluster, [{url, pid, leader}] (tesserad
+  // fills it: itself alone on SQLite, etcd's registrations on etcd); unset: [].
+  std::function<nlohmann::json()> controllers;
 };
 
 // Checks options as Controller::Create does (the scheduler's config; the queue tree's shape

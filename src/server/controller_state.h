@@ -17,7 +17,7 @@
 #include "core/placement.h"
 #include "core/workload.h"
 #include "sched/quota/queue_tree.h"
-#include "server/gpu_usage.h"
+#include "server/gpu_usage_feed.h"
 #include "server/service_scale_state.h"
 #include "spec/job_spec.h"
 #include "store/records.h"

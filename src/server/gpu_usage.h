@@ -1,61 +1,54 @@
-// The GPU-usage feed on the controller's side (docs/gpu-usage.md): the usage the agents report
-// in their heartbeats, kept per task and GPU over a window (`usage_window`, as the simulator's
-// usage_window_seconds: the oversell credit of co-location reads its highest value), and the
-// latest figures per device for GET /metrics (tessera_gpu_utilization_ratio{node,gpu},
-// tessera_gpu_memory_used_bytes{node,gpu}) and GET /v1/nodes (`tessera top nodes`).
-// A report out of range, for a GPU the node does not have, or from a task the node does not
-// run is ignored and its reason logged.
+// GPU use (utilisation, memory) as the agents measure it: each agent's /metrics read once, so
+// an agent emulating a thousand nodes is one request. `tessera top` asks the agents itself;
+// the controller's GET /v1/usage (ui_routes.h) asks them for the dashboard, which may reach
+// only the controller. Simulated GPUs' "use" is the share their tasks hold while a process
+// lives (agent_metrics.h), not a measurement.
 //
-// Thread-safety: none; called under ControllerCore's mutex.
+// Thread-safety: ScrapeGpuUse is reentrant; GpuUsageCache is thread-safe.
 #pragma once
 
-#include <cstdint>
-#include <deque>
+#include <chrono>
 #include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "core/metrics_text.h"
-#include "core/time.h"
-#include "spec/protocol.h"
-
 namespace tessera {
 
-struct ControllerState;
-
-struct GpuUsageSample {
-  Tick at = 0;
-  double utilization = 0;
-  std::int64_t memory_used_bytes = 0;
+struct GpuUse {
+  double utilization = 0;  // 0..1
+  double memory_used_bytes = 0;
+  double memory_total_bytes = 0;
 };
 
-// Per (task, GPU index) for tasks' own reports; per (task 0 = the device, GPU) for NVML's,
-// kept by node (the node name in `device`).
-struct GpuUsageFeed {
-  std::map<std::pair<std::int64_t, int>, std::deque<GpuUsageSample>> tasks;
-  std::map<std::pair<std::string, int>, GpuUsageSample> devices;  // NVML: (node, GPU) -> last
-  Tick last_pruned = 0;  // windows of tasks that ended are dropped at most once a second
+// (node, GPU index) -> use.
+using GpuUseMap = std::map<std::pair<std::string, int>, GpuUse>;
+
+// The agent URLs of the nodes of GET /v1/nodes that are not Lost.
+std::set<std::string> AgentUrlsOf(const nlohmann::json& nodes);
+
+// Reads every agent's /metrics (2 s to connect, `read_timeout_s` to answer); the agents that
+// did not answer are appended to `unreachable`.
+GpuUseMap ScrapeGpuUse(const std::set<std::string>& agent_urls,
+                       std::vector<std::string>* unreachable, int read_timeout_s = 10);
+
+// The last scrape, kept for `max_age`, so that many dashboards cost the agents one scrape.
+class GpuUsageCache {
+ public:
+  explicit GpuUsageCache(std::chrono::milliseconds max_age) : max_age_(max_age) {}
+  // {"gpus": [{node, gpu, utilization, memoryUsedBytes, memoryTotalBytes}], "unreachable":
+  // [url], "ageMs"}; scrapes again when the last one is older than max_age.
+  nlohmann::json Get(const nlohmann::json& nodes);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  const std::chrono::milliseconds max_age_;
+  std::mutex mu_;  // held through a scrape: concurrent callers wait for it, not scrape again
+  Clock::time_point taken_{};
+  nlohmann::json last_;
 };
-
-// Records `reports` from `node`'s agent; returns one message per report ignored (also logged).
-std::vector<std::string> RecordGpuUsageLocked(ControllerState& state, GpuUsageFeed& feed,
-                                              const std::string& node,
-                                              const std::vector<GpuUsageReport>& reports, Tick now,
-                                              Tick window_ms);
-
-struct DeviceUse {
-  std::string node;
-  int gpu = 0;
-  double utilization = 0;             // now: NVML's, or the sum of its live tasks' latest (≤ 1)
-  double memory_used_bytes = 0;       // likewise
-  double window_max_utilization = 0;  // the highest of its tasks' windows
-  bool simulated = false;
-};
-
-// Every GPU with a figure, in (node, GPU) order; tasks that ended are left out.
-std::vector<DeviceUse> DeviceUsesLocked(const ControllerState& state, const GpuUsageFeed& feed);
-
-void WriteDeviceUses(const std::vector<DeviceUse>& uses, MetricsWriter& out);
 
 }  // namespace tessera

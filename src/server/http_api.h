@@ -6,16 +6,20 @@
 //   POST   /v1/jobs?hold=&queueAnyway=      body: a job spec (YAML or JSON) -> 201 + job;
 //                                            409 when it can never fit the registered nodes
 //                                            (queueAnyway=true stores it anyway)
-//   GET    /v1/jobs?queue=&name=&phase=&limit=&view=   view=object: resubmittable objects
+//   GET    /v1/jobs?queue=&name=&phase=&limit=&view=&order=   view=object: resubmittable
+//                                            objects; order=newest: newest first (default oldest)
 //   GET    /v1/jobs/{queue...}/{name}       job with units, tasks and events
 //   DELETE /v1/jobs/{queue...}/{name}       cancel (202); ?purge=true deletes a finished job
 //   GET    /v1/nodes | /v1/queues
+//   GET    /v1/controllers                  [{url, pid, leader}]: every controller (etcd: all)
 //   GET    /v1/events?since=SEQ&wait=SECONDS&limit=N   long-poll watch
 //   GET    /v1/logs/{queue...}/{name}?rank=&attempt=&offset=&limit=  text, from the agent
 //   POST   /v1/agents/register
 //   POST   /v1/agents/{node}/heartbeat?waitMs=N
 //   POST   /v1/agents/{node}/tasks/{id}/status
 //   GET    /metrics                          Prometheus text (metrics_routes.h, docs/metrics.md)
+//   GET    /v1/usage                         GPU use read from the agents (ui_routes.h)
+//   GET    /ui/                              the dashboard (ui_routes.h, docs/dashboard.md)
 //
 // Handlers catch every exception at this edge; a bad request never takes the controller down.
 #pragma once

@@ -242,10 +242,16 @@ Json NodesView(const ControllerState& state, Tick now) {
   for (const auto& [name, ns] : state.nodes) {
     std::int64_t used_milli = 0;
     int tasks = 0;
+    // Per GPU index, so that a view can draw each GPU (the dashboard's cluster grid).
+    std::vector<std::int64_t> per_gpu(static_cast<std::size_t>(std::max(0, ns.rec.gpu_count)));
     if (auto live = state.live_by_node.find(name); live != state.live_by_node.end()) {
       for (auto id : live->second) {
         const TaskRecord& t = state.tasks.at(id);
         used_milli += static_cast<std::int64_t>(t.gpus.size()) * t.gpu_milli;
+        for (int g : t.gpus) {
+          if (g >= 0 && g < std::ssize(per_gpu))
+            per_gpu[static_cast<std::size_t>(g)] += t.gpu_milli;
+        }
         ++tasks;
       }
     }
@@ -263,6 +269,7 @@ Json NodesView(const ControllerState& state, Tick now) {
               {"gpuModel", ns.rec.gpu_model},
               {"gpuCount", ns.rec.gpu_count},
               {"gpusAllocated", static_cast<double>(used_milli) / kMilliPerGpu},
+              {"gpuAllocatedMilli", per_gpu},
               {"simulated", ns.rec.simulated},
               {"cpuMilli", ns.rec.cpu_milli},
               {"memoryMiB", ns.rec.memory_mib},
@@ -273,7 +280,7 @@ Json NodesView(const ControllerState& state, Tick now) {
               {"gpus", gpus},
               {"topology", topology}};
     if (!ns.rec.message.empty()) j["message"] = ns.rec.message;
-    // What the agent reported of its GPUs' use (gpu_usage.h); absent before any report.
+    // What the agent reported of its GPUs' use (gpu_usage_feed.h); absent before any report.
     if (auto u = usage.find(name); u != usage.end()) j["gpuUsage"] = std::move(u->second);
     out.push_back(std::move(j));
   }

@@ -4,6 +4,7 @@
 //
 //   tesserad --state /var/lib/tessera --port 7480
 //   tesserad --state DIR --port 0 --endpoint-file DIR/endpoint   (any free port, written down)
+//   tesserad --store etcd --etcd-endpoints URL,URL,URL --port 7480   (several: one leads)
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -17,7 +18,9 @@
 #include <thread>
 
 #include "server/controller.h"
+#include "server/etcd_serving.h"
 #include "server/http_api.h"
+#include "server/process_signals.h"
 #include "server/scheduler_config.h"
 #include "spec/queue_file.h"
 #include "store/sqlite_store.h"
@@ -45,7 +48,27 @@ struct Flags {
   int http_threads = 128;
   std::string gateway;
   int autoscale_interval_ms = 1000;
+  std::string store = "sqlite";
+  std::string etcd_endpoints;
+  std::string etcd_prefix = "/tessera/";
+  int lease_ttl_s = 2;
 };
+
+void AddStoreFlags(CLI::App& app, Flags& f) {
+  app.add_option("--store", f.store,
+                 "sqlite (one controller, the default) | etcd (several controllers, one leads)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sqlite", "etcd"}));
+  app.add_option("--etcd-endpoints", f.etcd_endpoints,
+                 "With --store etcd: the etcd members' client URLs, comma-separated");
+  app.add_option("--etcd-prefix", f.etcd_prefix, "With --store etcd: the key prefix of the cluster")
+      ->capture_default_str();
+  app.add_option("--lease-ttl", f.lease_ttl_s,
+                 "With --store etcd: seconds a leader's lease lives without renewal (failover "
+                 "takes about this long)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 60));
+}
 
 void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--state", f.state_dir, "State directory (the database is DIR/tesserad.db)");
@@ -94,6 +117,7 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "Milliseconds between autoscaling decisions for autoscaled InferenceServices")
       ->capture_default_str()
       ->check(CLI::Range(100, 600000));
+  AddStoreFlags(app, f);
 }
 
 // The database file: --db, or DIR/tesserad.db with DIR created.
@@ -164,63 +188,95 @@ bool WriteFileAtomically(const std::string& path, const std::string& text) {
   return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
-// Opens the store, starts the controller and serves until SIGTERM, SIGINT or SIGHUP.
-int Serve(const Flags& f, const std::string& db_path, const tessera::ControllerOptions& options) {
-  // Signals are taken by one thread; every other thread inherits the blocked mask.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
-
-  auto store = tessera::SqliteStore::Open(db_path);
-  if (!store) {
-    spdlog::error("{}", store.error().message);
-    return 1;
+// Serves `store` until a signal, or until `signals.Interrupt()` (an etcd leader's term ended).
+int Serve(const Flags& f, tessera::Store& store, const std::string& store_name, int port,
+          tessera::ControllerOptions options, tessera::ProcessSignals& signals) {
+  auto endpoint = std::make_shared<std::string>();
+  if (!options.controllers) {
+    // One controller: itself, the leader.
+    options.controllers = [endpoint] {
+      return nlohmann::json::array(
+          {{{"url", *endpoint}, {"pid", static_cast<int>(::getpid())}, {"leader", true}}});
+    };
   }
-  auto controller = tessera::Controller::Create(store->get(), options);
+  auto controller = tessera::Controller::Create(&store, options);
   if (!controller) {
     spdlog::error("{}", controller.error().message);
     return 1;
   }
   tessera::ApiServer server(**controller, f.http_threads);
-  auto bound = server.Bind(f.listen, f.port);
+  auto bound = tessera::BindRetrying([&] { return server.Bind(f.listen, port); });
   if (!bound) {
     spdlog::error("{}", bound.error().message);
     return 1;
   }
   (*controller)->Start();
   const std::string host = f.listen == "0.0.0.0" ? "127.0.0.1" : f.listen;
-  const std::string endpoint = "http://" + host + ":" + std::to_string(*bound);
+  *endpoint = "http://" + host + ":" + std::to_string(*bound);
   const auto status = (*controller)->ServerStatus();
   spdlog::info("serving {} (store {}, {} jobs loaded in {} ms, queue policy {}, placement {})",
-               endpoint, db_path, status["loadedJobs"].get<std::size_t>(),
+               *endpoint, store_name, status["loadedJobs"].get<std::size_t>(),
                status["loadMs"].get<std::int64_t>(), options.scheduler.queue_policy,
                options.scheduler.placement_policy);
-  if (!f.endpoint_file.empty() && !WriteFileAtomically(f.endpoint_file, endpoint + "\n")) {
+  if (!f.endpoint_file.empty() && !WriteFileAtomically(f.endpoint_file, *endpoint + "\n")) {
     spdlog::error("cannot write {}", f.endpoint_file);
     return 1;
   }
-  std::thread signal_thread([&] {
-    int sig = 0;
-    sigwait(&signals, &sig);
-    spdlog::info("signal {}, shutting down", sig);
-    server.Stop();
-  });
-  server.Serve();
+  signals.SetStopper([&server] { server.Stop(); });
+  if (!signals.stop_requested()) server.Serve();
+  signals.SetStopper(nullptr);
   (*controller)->Stop();
-  // Wake the signal thread if the server stopped on its own.
-  ::kill(::getpid(), SIGTERM);
-  signal_thread.join();
-  spdlog::info("stopped");
   return 0;
+}
+
+int ServeSqlite(const Flags& f, const std::string& db_path,
+                const tessera::ControllerOptions& options, tessera::ProcessSignals& signals) {
+  auto store = tessera::SqliteStore::Open(db_path);
+  if (!store) {
+    spdlog::error("{}", store.error().message);
+    return 1;
+  }
+  const int rc = Serve(f, **store, db_path, f.port, options, signals);
+  spdlog::info("stopped");
+  return rc;
+}
+
+// --store etcd: a standby until this controller wins the election, then the leader with a
+// fenced EtcdStore; a term that ends re-executes the process, which comes back as a standby.
+int ServeEtcd(const Flags& f, const tessera::ControllerOptions& options,
+              tessera::ProcessSignals& signals, char** argv) {
+  tessera::EtcdServing::Options o;
+  for (std::size_t start = 0; start < f.etcd_endpoints.size();) {
+    const std::size_t comma = std::min(f.etcd_endpoints.find(',', start), f.etcd_endpoints.size());
+    if (comma > start) o.endpoints.push_back(f.etcd_endpoints.substr(start, comma - start));
+    start = comma + 1;
+  }
+  if (o.endpoints.empty()) {
+    spdlog::error("--store etcd needs --etcd-endpoints URL[,URL...]");
+    return 2;
+  }
+  o.prefix = f.etcd_prefix;
+  o.lease_ttl_s = f.lease_ttl_s;
+  o.listen = f.listen;
+  o.port = f.port;
+  o.endpoint_file = f.endpoint_file;
+  tessera::EtcdServing serving(std::move(o), signals);
+  const auto outcome = serving.Run(
+      [&](tessera::Store& store, const std::string& name, int port,
+          tessera::ControllerOptions leader_options) {
+        return Serve(f, store, name, port, std::move(leader_options), signals);
+      },
+      options);
+  if (outcome == tessera::EtcdServing::Outcome::kTermEnded) tessera::ReExecute(argv);
+  spdlog::info("stopped");
+  return outcome == tessera::EtcdServing::Outcome::kFailed ? 1 : 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Signals are taken by one thread; every other thread inherits the blocked mask.
+  tessera::ProcessSignals signals;
   CLI::App app{"tesserad: the Tessera controller"};
   Flags flags;
   AddFlags(app, flags);
@@ -228,7 +284,7 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("tesserad"));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %n: %v");
 
-  auto db_path = DatabasePath(flags);
+  auto db_path = flags.store == "etcd" ? Result<std::string>("") : DatabasePath(flags);
   if (!db_path) {
     spdlog::error("{}", db_path.error().message);
     return db_path.error().code == tessera::Error::Code::kInvalidArgument ? 2 : 1;
@@ -241,5 +297,6 @@ int main(int argc, char** argv) {
     spdlog::error("{}", options.error().message);
     return 2;
   }
-  return Serve(flags, *db_path, *options);
+  if (flags.store == "etcd") return ServeEtcd(flags, *options, signals, argv);
+  return ServeSqlite(flags, *db_path, *options, signals);
 }

@@ -174,13 +174,23 @@ ApiResult<Json> UserApi::GetJob(const std::string& queue, const std::string& nam
 Json UserApi::ListJobs(const JobFilter& filter) {
   std::lock_guard lock(core_.mu);
   Json out = Json::array();
-  for (const auto& [id, job] : core_.state.jobs) {
-    if (!filter.queue.empty() && job.rec.queue != filter.queue) continue;
-    if (!filter.name.empty() && job.rec.name != filter.name) continue;
-    if (filter.phase && JobPhaseOf(job) != *filter.phase) continue;
+  // Adds `job` when it matches; false once the limit is reached.
+  auto add = [&](const JobState& job) {
+    if (!filter.queue.empty() && job.rec.queue != filter.queue) return true;
+    if (!filter.name.empty() && job.rec.name != filter.name) return true;
+    if (filter.phase && JobPhaseOf(job) != *filter.phase) return true;
     out.push_back(filter.objects ? ResubmittableJob(job.spec, JobSummary(core_.state, job))
                                  : JobSummary(core_.state, job));
-    if (filter.limit > 0 && out.size() >= filter.limit) break;
+    return filter.limit == 0 || out.size() < filter.limit;
+  };
+  // Jobs are keyed by id, which grows with each submission.
+  const auto& jobs = core_.state.jobs;
+  if (filter.newest_first) {
+    for (auto it = jobs.rbegin(); it != jobs.rend(); ++it)
+      if (!add(it->second)) break;
+  } else {
+    for (const auto& [id, job] : jobs)
+      if (!add(job)) break;
   }
   return out;
 }

@@ -29,6 +29,7 @@ struct JobFilter {
   std::optional<api::JobPhase> phase;  // or any
   std::size_t limit = 0;               // 0 = no limit
   bool objects = false;                // resubmittable objects (job_object.h) instead of summaries
+  bool newest_first = false;           // the newest jobs first, so a limit keeps the newest
 };
 
 // Where the log of one task is served.

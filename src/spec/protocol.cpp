@@ -207,6 +207,7 @@ Json ToJson(const TaskReport& r) {
             {"startedMs", r.started_ms},
             {"finishedMs", r.finished_ms}};
   if (!r.message.empty()) j["message"] = r.message;
+  if (r.seq != 0) j["seq"] = r.seq;
   return j;
 }
 
@@ -332,7 +333,9 @@ Result<TaskReport> TaskReportFromJson(const Json& j) {
   r.Get("startedMs", t.started_ms);
   r.Get("finishedMs", t.finished_ms);
   r.Get("message", t.message);
+  r.Get("seq", t.seq);
   if (auto s = r.status(); !s) return std::unexpected(s.error());
+  if (t.seq < 0) return InvalidArgument("report.seq: must not be negative");
   bool known = false;
   for (const auto& [value, name] : kStateNames) {
     if (state == name) {

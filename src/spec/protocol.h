@@ -99,6 +99,11 @@ struct TaskReport {
   std::int64_t started_ms = 0;
   std::int64_t finished_ms = 0;
   std::string message;  // e.g. why it could not start
+  // Orders one agent's reports: strictly increasing across all its reports, also across its
+  // restarts. Heartbeats and exit reports travel on separate connections, so one built earlier
+  // can arrive later; the controller drops a task's report older than one already applied.
+  // 0: unordered (an agent that does not number its reports).
+  std::int64_t seq = 0;
 };
 
 // One GPU's use as the agent saw it (docs/gpu-usage.md): what a task wrote to its usage file

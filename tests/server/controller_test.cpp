@@ -358,6 +358,34 @@ TEST_F(ControllerTest, StraysAreStoppedAndKeepTheirNodeUnschedulable) {
   EXPECT_EQ(controller_->RunSchedulingCycle(), 1);
 }
 
+// The agent reports exits at once on one connection and its heartbeat on another, so a
+// heartbeat built while a task still ran can arrive after the task's exit was recorded. Its
+// "running" is stale, not a stray: the node stays schedulable. A newer "running" for the ended
+// task is a stray.
+TEST_F(ControllerTest, AHeartbeatOlderThanAnAppliedExitReportIsNotAStray) {
+  Register("node-0");
+  Submit(Gang("one", 1, 4));
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 1);
+  const auto launch = Beat("node-0").run.at(0);
+  auto running = Running(launch.task_id, 70);
+  running.seq = 10;
+  Beat("node-0", {running});
+  auto exited = Exited(launch.task_id, 0);
+  exited.seq = 30;
+  ASSERT_TRUE(controller_->ReportTask("node-0", exited).has_value());
+  EXPECT_EQ(Job("one")["phase"], "Succeeded");
+
+  running.seq = 20;  // built before the exit, answered after it
+  auto reply = Beat("node-0", {running});
+  EXPECT_TRUE(controller_->ListNodes()[0]["schedulable"].get<bool>());
+  EXPECT_EQ(Job("one")["phase"], "Succeeded");
+
+  running.seq = 40;  // the task runs again after its recorded end: a stray
+  reply = Beat("node-0", {running});
+  ASSERT_EQ(reply.stop.size(), 1u);
+  EXPECT_FALSE(controller_->ListNodes()[0]["schedulable"].get<bool>());
+}
+
 TEST_F(ControllerTest, CancelEndsPendingAtOnceAndStopsRunning) {
   Register("node-0");
   Submit(Gang("run", 1, 4));

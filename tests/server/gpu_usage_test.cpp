@@ -1,7 +1,7 @@
 // The controller's GPU-usage feed (server/gpu_usage.h): reports from heartbeats are kept per
 // task over the window, summed per device for /metrics and /v1/nodes, and reports out of range
 // or from a task the node does not run are ignored with the reason; the heartbeat carries them.
-#include "server/gpu_usage.h"
+#include "server/gpu_usage_feed.h"
 
 #include <gtest/gtest.h>
 

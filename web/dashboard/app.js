@@ -1,0 +1,162 @@
+// The dashboard's main module: the first load (status, nodes, queues, jobs at once), then the
+// event stream drives every update: each batch of events asks for the listings it touches
+// again (coalesced, so a burst costs one fetch of each). Nothing reloads the page. Nodes are
+// also read every few seconds (a heartbeat that stops is no event until the node is lost), and
+// the GPUs' use every few seconds (it is measured by the agents, not an event).
+import { $, Coalescer } from './util.js';
+import { AuthError, get, setToken, takeTokenFromFragment, token } from './api.js';
+import { initCluster, setNodes, setUsage } from './cluster.js';
+import { setQueues, queueNames } from './queues.js';
+import { initJobs, jobQuery, setJobs, setQueueChoices } from './jobs.js';
+import { addEvents, initEvents } from './events.js';
+import { closeJob, initJobPage, openJob, refreshJob, showsJob } from './job_page.js';
+
+const NODE_REFRESH_MS = 5000;
+const USAGE_REFRESH_MS = 3000;
+const POLL_WAIT_S = 20;
+const RECENT_EVENTS = 200;
+
+// Timings the browser test reads (tests/web): when the first full render was done, and when
+// each event batch had been applied to the page.
+const perf = { firstRenderMs: null, batches: [] };
+window.tesseraDashboard = perf;
+
+let authProblem = null;
+
+function showAuth(reason) {
+  authProblem = reason;
+  $('auth').hidden = false;
+  $('auth-reason').textContent = reason + (token() ? ' (the stored token was refused)' : '');
+}
+
+async function guarded(fn) {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof AuthError) showAuth(e.message);
+    throw e;
+  }
+}
+
+async function loadStatus() {
+  const s = await guarded(() => get('/v1/status'));
+  const phases = Object.entries(s.jobs).map(([p, n]) => `${n} ${p}`).join(', ') || 'no jobs';
+  $('summary').textContent = `${s.readyNodes}/${s.nodes} nodes ready · jobs: ${phases} · ` +
+    `queue policy ${s.queuePolicy}, placement ${s.placementPolicy}` +
+    (s.schedulerError ? ' · scheduler error: ' + s.schedulerError : '');
+  return s;
+}
+const loadNodes = async () => setNodes((await guarded(() => get('/v1/nodes'))).nodes);
+const loadUsage = async () => setUsage(await guarded(() => get('/v1/usage')));
+async function loadQueues() {
+  const queues = (await guarded(() => get('/v1/queues'))).queues;
+  setQueues(queues);
+  setQueueChoices(queueNames(queues));
+}
+const loadJobs = async () => setJobs((await guarded(() => get(jobQuery()))).jobs);
+
+const refresh = {
+  status: new Coalescer(loadStatus, 250),
+  nodes: new Coalescer(loadNodes, 250),
+  queues: new Coalescer(loadQueues, 250),
+  jobs: new Coalescer(loadJobs, 250),
+  job: new Coalescer(refreshJob, 250),
+  usage: new Coalescer(loadUsage, 1000),
+};
+
+function setLive(on, text) {
+  const el = $('live');
+  el.className = 'live ' + (on ? 'on' : 'off');
+  el.textContent = text;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Applies one batch: the listings it touches are fetched again, then the batch is recorded
+// with the time its fetches had all been rendered.
+async function applyBatch(batch) {
+  addEvents(batch);
+  const touched = new Set();
+  for (const e of batch) {
+    touched.add('status');
+    if (e.object.startsWith('node/') || e.object.startsWith('job/') || e.type === 'SchedulingCycle') {
+      touched.add('nodes'); touched.add('queues'); touched.add('jobs');
+    }
+    if (showsJob(e.object)) touched.add('job');
+  }
+  await Promise.all([...touched].map((k) => refresh[k].request()));
+  perf.batches.push({ lastSeq: batch[batch.length - 1].seq, appliedAt: Date.now(),
+    eventTimesMs: batch.map((e) => e.timeMs) });
+  if (perf.batches.length > 100) perf.batches.shift();
+}
+
+async function eventLoop(since) {
+  for (;;) {
+    try {
+      const r = await guarded(() => get(`/v1/events?since=${since}&wait=${POLL_WAIT_S}&limit=1000`));
+      setLive(true, 'live');
+      if (r.events.length) {
+        since = r.next;
+        await applyBatch(r.events);
+      } else if (r.lastSeq < since) {
+        since = r.lastSeq;  // a fresh controller (new store) started its sequence again
+      }
+    } catch (e) {
+      setLive(false, e instanceof AuthError ? 'not authorised' : 'disconnected: ' + e.message);
+      await sleep(e instanceof AuthError ? 5000 : 1000);
+    }
+  }
+}
+
+function route() {
+  const m = /^#\/job\/(.+)\/([^/]+)$/.exec(location.hash);
+  const onJob = m !== null;
+  $('overview').hidden = onJob;
+  $('job-page').hidden = !onJob;
+  if (onJob) {
+    const queue = m[1].split('/').map(decodeURIComponent).join('/');
+    openJob(queue, decodeURIComponent(m[2])).catch((e) => { $('job-title').textContent += ' — ' + e.message; });
+  } else {
+    closeJob();
+  }
+}
+
+async function start() {
+  try {
+    const [status] = await Promise.all([loadStatus(), loadNodes(), loadQueues(), loadJobs()]);
+    perf.firstRenderMs = performance.now();
+    document.body.dataset.ready = 'true';
+    $('auth').hidden = true;
+    loadUsage().catch(() => {});
+    const since = Math.max(0, status.lastEventSeq - RECENT_EVENTS);
+    setInterval(() => refresh.nodes.request(), NODE_REFRESH_MS);
+    setInterval(() => { if (!document.hidden) refresh.usage.request(); }, USAGE_REFRESH_MS);
+    eventLoop(since);
+  } catch (e) {
+    if (!(e instanceof AuthError)) {
+      setLive(false, 'cannot reach the controller: ' + e.message);
+      setTimeout(start, 2000);
+    }
+  }
+}
+
+function init() {
+  takeTokenFromFragment();
+  $('forget-token').hidden = !token();
+  $('forget-token').addEventListener('click', () => { setToken(''); location.reload(); });
+  $('auth').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    setToken($('auth-token').value.trim());
+    $('forget-token').hidden = !token();
+    if (authProblem !== null) { authProblem = null; $('auth').hidden = true; start(); }
+  });
+  initCluster();
+  initJobs(() => refresh.jobs.request());
+  initEvents();
+  initJobPage();
+  window.addEventListener('hashchange', route);
+  route();
+  start();
+}
+
+init();

@@ -1,0 +1,148 @@
+// The cluster view: every node's GPUs drawn as cells on one canvas (compact enough for
+// thousands of nodes), and beside it the same nodes as a text table, so that every name and
+// state is in the page as text (searchable, readable by a screen reader and by tests).
+import { $, esc, gpus, percent } from './util.js';
+
+const GAP = 3;       // px between nodes
+const COLORS = { free: '#dfe4e9', alloc: '#9ecae1', used: '#1f6fb2', cordoned: '#b8a06a', bad: '#d64545' };
+
+// px per GPU cell: large for a few nodes, small enough for 1,250 x 8 GPUs on one screen.
+const cellSize = (count) => (count <= 100 ? 12 : count <= 400 ? 8 : 5);
+
+let nodes = [];
+let usage = new Map();  // "node/gpu" -> {utilization, memoryUsedBytes, memoryTotalBytes}
+let layout = [];        // per node: {x, y, w, h}
+let filter = '';
+
+export function setNodes(list) { nodes = list; render(); }
+
+export function setUsage(doc) {
+  usage = new Map(doc.gpus.map((g) => [g.node + '/' + g.gpu, g]));
+  const note = $('usage-note');
+  note.textContent = doc.unreachable.length
+    ? 'use unknown for agents ' + doc.unreachable.join(', ')
+    : nodes.some((n) => n.simulated) ? 'use of simulated GPUs is the share their tasks hold' : '';
+  render();
+}
+
+function healthy(n) { return n.status === 'Ready'; }
+
+function nodeUse(n) {
+  let sum = 0, known = false;
+  for (let g = 0; g < n.gpuCount; g++) {
+    const u = usage.get(n.name + '/' + g);
+    if (u) { sum += u.utilization; known = true; }
+  }
+  return known && n.gpuCount > 0 ? sum / n.gpuCount : null;
+}
+
+function cellColor(n, g) {
+  if (!healthy(n)) return COLORS.bad;
+  const milli = (n.gpuAllocatedMilli || [])[g] || 0;
+  const u = usage.get(n.name + '/' + g);
+  if (milli > 0 && u && u.utilization > 0) return COLORS.used;
+  if (milli > 0) return COLORS.alloc;
+  return n.cordoned ? COLORS.cordoned : COLORS.free;
+}
+
+function draw() {
+  const canvas = $('grid');
+  const width = Math.max(200, canvas.parentElement.clientWidth);
+  const dpr = window.devicePixelRatio || 1;
+  const CELL = cellSize(nodes.length);
+  layout = [];
+  let x = 0, y = 0, rowH = 0;
+  for (const n of nodes) {
+    const cols = Math.max(1, Math.ceil(n.gpuCount / 2));
+    const w = cols * CELL, h = (n.gpuCount > 1 ? 2 : 1) * CELL;
+    if (x + w > width) { x = 0; y += rowH + GAP; rowH = 0; }
+    layout.push({ x, y, w, h });
+    x += w + GAP;
+    rowH = Math.max(rowH, h);
+  }
+  const height = Math.max(20, y + rowH);
+  canvas.width = width * dpr;
+  canvas.height = height * dpr;
+  canvas.style.height = height + 'px';
+  const ctx = canvas.getContext('2d');
+  ctx.scale(dpr, dpr);
+  nodes.forEach((n, i) => {
+    const { x: nx, y: ny } = layout[i];
+    const cols = Math.max(1, Math.ceil(n.gpuCount / 2));
+    for (let g = 0; g < n.gpuCount; g++) {
+      ctx.fillStyle = cellColor(n, g);
+      ctx.fillRect(nx + (g % cols) * CELL, ny + Math.floor(g / cols) * CELL, CELL - 1, CELL - 1);
+    }
+    if (n.cordoned) {
+      ctx.strokeStyle = COLORS.cordoned;
+      ctx.strokeRect(nx - 1, ny - 1, layout[i].w + 1, layout[i].h + 1);
+    }
+  });
+}
+
+function flags(n) {
+  const f = [];
+  if (n.cordoned) f.push('cordoned');
+  if (n.simulated) f.push('simulated');
+  if (!n.schedulable && !n.cordoned && healthy(n)) f.push('unschedulable');
+  return f.join(', ');
+}
+
+function table() {
+  const q = filter.toLowerCase();
+  const rows = [];
+  for (const n of nodes) {
+    const fl = flags(n);
+    if (q && !(n.name + ' ' + n.status + ' ' + n.gpuModel + ' ' + fl).toLowerCase().includes(q)) continue;
+    const use = nodeUse(n);
+    rows.push(`<tr data-node="${esc(n.name)}"><td>${esc(n.name)}</td>` +
+      `<td class="status-${esc(n.status)}">${esc(n.status)}</td>` +
+      `<td>${gpus(n.gpusAllocated)}/${n.gpuCount}</td><td>${use === null ? '' : percent(use)}</td>` +
+      `<td>${esc(n.gpuModel)}</td><td>${esc(fl)}</td></tr>`);
+  }
+  $('node-table').tBodies[0].innerHTML = rows.join('');
+}
+
+function counts() {
+  let total = 0, alloc = 0, ready = 0, cordoned = 0, simulated = 0;
+  for (const n of nodes) {
+    total += n.gpuCount; alloc += n.gpusAllocated;
+    ready += healthy(n); cordoned += n.cordoned; simulated += n.simulated ? n.gpuCount : 0;
+  }
+  $('cluster-counts').textContent = `${nodes.length} nodes (${ready} ready, ${cordoned} cordoned), ` +
+    `${gpus(alloc)} of ${total} GPUs allocated` + (simulated ? `, ${simulated} simulated GPUs` : '');
+}
+
+function render() { draw(); table(); counts(); }
+
+function hit(ev) {
+  const rect = $('grid').getBoundingClientRect();
+  const x = ev.clientX - rect.left, y = ev.clientY - rect.top;
+  const i = layout.findIndex((l) => x >= l.x && x < l.x + l.w + 1 && y >= l.y && y < l.y + l.h + 1);
+  return i < 0 ? null : { node: nodes[i], x, y };
+}
+
+export function initCluster() {
+  $('node-filter').addEventListener('input', (e) => { filter = e.target.value; table(); });
+  const tip = $('grid-tip');
+  $('grid').addEventListener('mousemove', (ev) => {
+    const h = hit(ev);
+    if (!h) { tip.hidden = true; return; }
+    const n = h.node, use = nodeUse(n);
+    tip.textContent = `${n.name}  ${n.status}${n.cordoned ? ' (cordoned)' : ''}\n` +
+      `${gpus(n.gpusAllocated)}/${n.gpuCount} ${n.gpuModel}${n.simulated ? ' (simulated)' : ''} allocated` +
+      (use === null ? '' : `, ${percent(use)} in use`);
+    tip.style.left = (h.x + 12) + 'px';
+    tip.style.top = (h.y + 12) + 'px';
+    tip.hidden = false;
+  });
+  $('grid').addEventListener('mouseleave', () => { tip.hidden = true; });
+  $('grid').addEventListener('click', (ev) => {
+    const h = hit(ev);
+    if (!h) return;
+    $('node-filter').value = filter = h.node.name;
+    table();
+  });
+  let resizeTimer = 0;
+  window.addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(draw, 100); });
+}

@@ -1,0 +1,35 @@
+// The live event stream: the controller's event log, newest first, as it arrives from the
+// long-poll GET /v1/events?since=SEQ&wait=S (the same stream `tessera get -w` and `tessera get
+// events` read). Scheduling-cycle records are hidden unless asked for.
+import { $, esc, clock } from './util.js';
+import { jobPath } from './api.js';
+
+const KEEP = 300;
+let events = [];
+
+function objectLink(object) {
+  const m = /^job\/(.+)\/([^/]+)$/.exec(object);
+  return m ? `<a href="#${esc(jobPath('/job/', m[1], m[2]))}">${esc(object)}</a>` : esc(object);
+}
+
+export function eventItem(e) {
+  return `<li data-seq="${e.seq}">${clock(e.timeMs)} <span class="etype">${esc(e.type)}</span> ` +
+    `${objectLink(e.object)} ${esc(e.message)}</li>`;
+}
+
+function render() {
+  const hide = $('hide-cycles').checked;
+  const shown = [];
+  for (let i = events.length - 1; i >= 0 && shown.length < 200; i--) {
+    if (!(hide && events[i].type === 'SchedulingCycle')) shown.push(eventItem(events[i]));
+  }
+  $('event-list').innerHTML = shown.join('');
+}
+
+export function addEvents(batch) {
+  events.push(...batch);
+  if (events.length > KEEP) events = events.slice(events.length - KEEP);
+  render();
+}
+
+export function initEvents() { $('hide-cycles').addEventListener('change', render); }

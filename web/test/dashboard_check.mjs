@@ -1,0 +1,158 @@
+// The dashboard in a real browser: Debian's Chromium, headless, driven by puppeteer-core over
+// the DevTools protocol (never a downloaded browser). Run by tests/cli/dashboard_browser_test.cpp
+// against a `tessera up` cluster; usable by hand too:
+//
+//   node web/test/dashboard_check.mjs --url http://127.0.0.1:PORT [--token T] --out DIR \
+//     [--finishing QUEUE/NAME] [--cancel QUEUE/NAME] [--job QUEUE/NAME]
+//
+// It opens /ui/, waits for the first render and checks that every node, queue and job the API
+// lists is in the page as text; then it watches the page while a job finishes on its own
+// (--finishing: a held job it releases) and while it cancels one (--cancel) and measures how long after the event the
+// page showed it; it opens one job's page (--job: tasks, log tail) and saves screenshots in
+// --out. The last line of stdout is one JSON object: the timings and the problems found (none:
+// the checks passed). Exits non-zero when a problem was found.
+import puppeteer from 'puppeteer-core';
+import { mkdirSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+const { values: opt } = parseArgs({
+  options: {
+    url: { type: 'string' }, token: { type: 'string', default: '' }, out: { type: 'string' },
+    finishing: { type: 'string', default: '' }, cancel: { type: 'string', default: '' },
+    job: { type: 'string', default: '' },
+    chromium: { type: 'string', default: process.env.TESSERA_CHROMIUM || '/usr/bin/chromium' },
+    'timeout-ms': { type: 'string', default: '15000' },
+    // `tessera up`'s own CA signs the controller's certificate; Node trusts it through
+    // NODE_EXTRA_CA_CERTS, Chromium is told to accept it (a test's browser only).
+    'insecure-tls': { type: 'boolean', default: false },
+  },
+});
+const TIMEOUT = Number(opt['timeout-ms']);
+const report = { problems: [], stagesMs: {} };
+const started = Date.now();
+const stage = (name) => { report.stagesMs[name] = Date.now() - started; };
+const problem = (text) => { report.problems.push(text); console.error('problem: ' + text); };
+
+async function api(path, method = 'GET', body = undefined) {
+  const headers = opt.token ? { Authorization: 'Bearer ' + opt.token } : {};
+  const res = await fetch(opt.url + path, { method, headers, body: body && JSON.stringify(body) });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+const jobApiPath = (qn) => {
+  const i = qn.lastIndexOf('/');
+  return '/v1/jobs/' + qn.slice(0, i) + '/' + qn.slice(i + 1);
+};
+
+// Records, in the page, when each job row first showed each phase (wall-clock ms, the
+// controller's clock on this machine).
+function watchPhases() {
+  window.__phaseSeen = {};
+  const note = () => {
+    for (const row of document.querySelectorAll('#job-table tr[data-job]')) {
+      const key = row.dataset.job + '|' + row.querySelector('.phase').textContent;
+      if (!(key in window.__phaseSeen)) window.__phaseSeen[key] = Date.now();
+    }
+  };
+  note();
+  new MutationObserver(note).observe(document.getElementById('job-table'), { childList: true, subtree: true, characterData: true });
+}
+
+async function phaseSeenAt(page, job, phases) {
+  const handle = await page.waitForFunction((j, ps) => {
+    for (const p of ps) if (window.__phaseSeen[j + '|' + p]) return window.__phaseSeen[j + '|' + p];
+    return false;
+  }, { timeout: TIMEOUT, polling: 50 }, job, phases);
+  return handle.jsonValue();
+}
+
+async function textCheck(page, selector, names, what) {
+  const text = await page.$eval(selector, (el) => el.textContent);
+  const missing = names.filter((n) => !text.includes(n));
+  if (missing.length) problem(`${what} not shown as text in ${selector}: ${missing.slice(0, 5).join(', ')}` +
+    (missing.length > 5 ? ` and ${missing.length - 5} more` : ''));
+  return names.length - missing.length;
+}
+
+const browser = await puppeteer.launch({
+  executablePath: opt.chromium, headless: true, acceptInsecureCerts: opt['insecure-tls'],
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+});
+try {
+  mkdirSync(opt.out, { recursive: true });
+  stage('browser');
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1400, height: 1000 });
+  page.on('pageerror', (e) => problem('page error: ' + e.message));
+  const unauthorised = [];
+  page.on('request', (r) => {
+    if (opt.token && new URL(r.url()).pathname.startsWith('/v1/') &&
+        r.headers().authorization !== 'Bearer ' + opt.token) unauthorised.push(r.url());
+  });
+
+  // First render: from navigation start to nodes, queues and jobs all drawn.
+  await page.goto(opt.url + '/ui/' + (opt.token ? '#token=' + encodeURIComponent(opt.token) : ''),
+                  { waitUntil: 'domcontentloaded' });
+  await page.waitForFunction(() => document.body.dataset.ready === 'true', { timeout: TIMEOUT });
+  Object.assign(report, await page.evaluate(() => ({
+    firstContentfulPaintMs: performance.getEntriesByType('paint').find((p) => p.name === 'first-contentful-paint')?.startTime ?? null,
+    firstRenderMs: window.tesseraDashboard.firstRenderMs,
+    fragmentAfterLoad: location.hash,
+  })));
+  if (report.fragmentAfterLoad.includes('token')) problem('the token stayed in the address bar');
+  stage('loaded');
+
+  const [nodes, queues, jobs] = await Promise.all([api('/v1/nodes'), api('/v1/queues'), api('/v1/jobs?limit=500')]);
+  report.nodes = await textCheck(page, '#node-table', nodes.nodes.map((n) => n.name), 'nodes');
+  report.queues = await textCheck(page, '#queue-table', queues.queues.map((q) => q.name), 'queues');
+  report.jobs = await textCheck(page, '#job-table', jobs.jobs.map((j) => j.name), 'jobs');
+  const gridHeight = await page.$eval('#grid', (c) => c.height);
+  if (gridHeight <= 0) problem('the cluster grid is empty');
+  const cluster = await page.$('#cluster');
+  await cluster.screenshot({ path: opt.out + '/dashboard-cluster.png' });
+
+  stage('checked');
+  await page.evaluate(watchPhases);
+  if (opt.finishing) {
+    // Released now (it was submitted held), it runs and ends by itself: the page shows it
+    // Succeeded this long after the controller recorded its end (finishTimeMs).
+    const i = opt.finishing.lastIndexOf('/');
+    await api('/v1/release', 'POST', { queue: opt.finishing.slice(0, i), names: [opt.finishing.slice(i + 1)] });
+    const seen = await phaseSeenAt(page, opt.finishing, ['Succeeded', 'Failed']);
+    const job = await api(jobApiPath(opt.finishing));
+    report.finishUpdateMs = seen - job.finishTimeMs;
+    report.finishedPhase = job.phase;
+    stage('finished');
+  }
+  if (opt.cancel) {
+    // A cancel sent from here: the page shows it Cancelling (or already Cancelled) this long
+    // after the request was sent.
+    const sent = Date.now();
+    await api(jobApiPath(opt.cancel), 'DELETE');
+    const seen = await phaseSeenAt(page, opt.cancel, ['Cancelling', 'Cancelled']);
+    report.cancelUpdateMs = seen - sent;
+    stage('cancelled');
+  }
+  await page.screenshot({ path: opt.out + '/dashboard-after-updates.png', fullPage: true });
+
+  if (opt.job) {
+    const i = opt.job.lastIndexOf('/');
+    const href = '#/job/' + opt.job.slice(0, i).split('/').map(encodeURIComponent).join('/') + '/' + encodeURIComponent(opt.job.slice(i + 1));
+    // Clicked inside the page: the table may be redrawn by an update between a lookup from
+    // here and the click.
+    await page.$eval('#job-table', (table, h) => table.querySelector(`a[href="${h}"]`).click(), href);
+    await page.waitForFunction(() => document.querySelectorAll('#job-tasks tbody tr').length > 0 &&
+      document.getElementById('job-log').textContent.length > 0, { timeout: TIMEOUT });
+    report.jobPageTasks = await page.$$eval('#job-tasks tbody tr', (rows) => rows.length);
+    report.jobLogTail = await page.$eval('#job-log', (el) => el.textContent.slice(-200));
+    await page.screenshot({ path: opt.out + '/dashboard-job.png', fullPage: true });
+    stage('jobPage');
+  }
+  if (unauthorised.length) problem('API requests without the bearer token: ' + unauthorised.slice(0, 3).join(', '));
+} catch (e) {
+  problem(e.message);
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(report));
+process.exit(report.problems.length ? 1 : 0);
