@@ -109,8 +109,11 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
   std::filesystem::permissions(options.state_dir + "/usage",
                                std::filesystem::perms::all | std::filesystem::perms::sticky_bit,
                                ec);
+  auto servers = ControllerUrls::Parse(options.server_url);
+  if (!servers) return std::unexpected(servers.error());
   std::unique_ptr<Agent> agent(new Agent(std::move(options)));
   AgentOptions& o = agent->options_;
+  agent->servers_ = std::move(*servers);
   if (o.simulate_nodes < 0 || o.simulate_nodes > 100000) {
     return InvalidArgument("--simulate-nodes: must be 0..100000, got " +
                            std::to_string(o.simulate_nodes));
@@ -423,6 +426,27 @@ NodesHeartbeatRequest Agent::BuildNodesRequest() {
   return req;
 }
 
+std::string Agent::Server() {
+  std::lock_guard lock(servers_mu_);
+  return servers_.current();
+}
+
+bool Agent::KeepServer(const std::string& url, const httplib::Result& res) {
+  std::lock_guard lock(servers_mu_);
+  if (servers_.current() != url) return false;  // another thread moved on already
+  if (res) {
+    auto leader = StandbyLeader(res->status, res->body);
+    if (!leader) return true;
+    if (!leader->empty() && *leader != url) {
+      servers_.Follow(*leader);
+      return false;
+    }
+  }
+  if (servers_.size() == 1) return true;
+  servers_.Next();
+  return false;
+}
+
 bool Agent::Register(ServedNode& node) {
   NodeRegistration reg;
   reg.node = node.name;
@@ -434,11 +458,13 @@ bool Agent::Register(ServedNode& node) {
   reg.memory_mib = options_.memory_mib;
   reg.version = "0.1.0";
   reg.topology = node.topology.empty() ? options_.topology : node.topology;
-  httplib::Client client(options_.server_url);
+  const std::string server = Server();
+  httplib::Client client(server);
   client.set_tcp_nodelay(true);
   client.set_connection_timeout(2, 0);
   client.set_read_timeout(10, 0);
   auto res = client.Post("/v1/agents/register", DumpJson(ToJson(reg)), "application/json");
+  if (!KeepServer(server, res)) return false;
   if (!res) return false;
   if (res->status != 200) {
     Log(node.name, "registration refused (" + std::to_string(res->status) + "): " + res->body);
@@ -454,8 +480,8 @@ bool Agent::Register(ServedNode& node) {
   // One line per agent process, not one per emulated node.
   if (&node == &nodes_.front()) {
     Log(node.name,
-        "registered with " + options_.server_url + ": " +
-            std::to_string(node.inventory.gpus.size()) + " GPU(s), " + node.inventory.source +
+        "registered with " + server + ": " + std::to_string(node.inventory.gpus.size()) +
+            " GPU(s), " + node.inventory.source +
             (nodes_.size() > 1 ? " (" + std::to_string(nodes_.size()) + " emulated nodes)" : "") +
             (cgroups_.enabled() ? ", cgroups on" : ", cgroups off (" + cgroups_.reason() + ")"));
   }
@@ -625,11 +651,16 @@ void Agent::ReapLocked(Finished& finished) {
 }
 
 void Agent::MonitorLoop() {
-  httplib::Client client(options_.server_url);
+  while (!MonitorLoopAt(Server())) {
+  }
+}
+
+bool Agent::MonitorLoopAt(const std::string& url) {
+  httplib::Client client(url);
   client.set_tcp_nodelay(true);
   client.set_connection_timeout(1, 0);
   client.set_read_timeout(5, 0);
-  while (true) {
+  while (Server() == url) {
     Finished finished;
     {
       std::unique_lock lock(mu_);
@@ -637,7 +668,7 @@ void Agent::MonitorLoop() {
       if (stop_ && finished.empty()) {
         bool any_alive = false;
         for (const auto& [id, t] : tasks_) any_alive |= !t.alive.empty();
-        if (!any_alive) return;
+        if (!any_alive) return true;
       }
     }
     // Report exits at once; the next heartbeat repeats them until they are acknowledged.
@@ -656,6 +687,7 @@ void Agent::MonitorLoop() {
     std::unique_lock lock(mu_);
     cv_.wait_for(lock, std::chrono::milliseconds(20));
   }
+  return false;
 }
 
 void Agent::StopAllTasks() {
@@ -685,7 +717,11 @@ void Agent::Pause(int ms) {
 // nodes (one batched poll for all, `/v1/agents/heartbeat`): register what is not registered,
 // report, wait for news at most one interval (none when there is something to report), apply.
 void Agent::HeartbeatLoop() {
-  httplib::Client client(options_.server_url);
+  while (!stop_) HeartbeatLoopAt(Server());
+}
+
+void Agent::HeartbeatLoopAt(const std::string& url) {
+  httplib::Client client(url);
   client.set_tcp_nodelay(true);
   client.set_connection_timeout(2, 0);
   client.set_keep_alive(true);
@@ -698,14 +734,14 @@ void Agent::HeartbeatLoop() {
     }
     Pause(500);
   };
-  while (!stop_) {
+  while (!stop_ && Server() == url) {
     bool all_registered = true;
     for (auto& node : nodes_) {
       if (stop_) break;
       if (!node.registered && !IsFailed(node.name) && !Register(node)) all_registered = false;
     }
     if (!all_registered) {
-      Complain("controller at " + options_.server_url +
+      Complain("controller at " + url +
                " unreachable or refusing registration; retrying (tasks keep running)");
       Pause(500);
       continue;
@@ -728,6 +764,15 @@ void Agent::HeartbeatLoop() {
     const bool answered = res && res->status == 200;
     metrics_.Heartbeat(static_cast<double>(NowMs() - sent) / 1000.0, answered);
     if (answered) last_heartbeat_ok_ms_ = NowMs();
+    if (!KeepServer(url, res)) {
+      Complain("heartbeat to " + url + " failed or was refused by a standby; trying " + Server());
+      {
+        std::lock_guard lock(mu_);
+        dirty_ = true;  // report everything to the next one at once
+      }
+      Pause(100);
+      continue;
+    }
     if (!res) {
       retry_later("heartbeat failed (" + httplib::to_string(res.error()) +
                   "); retrying, tasks keep running");
@@ -769,7 +814,7 @@ void Agent::HeartbeatLoop() {
 
 // A last report so that the controller records the stops without waiting for a timeout.
 void Agent::LastHeartbeat() {
-  httplib::Client last(options_.server_url);
+  httplib::Client last(Server());
   last.set_tcp_nodelay(true);
   last.set_connection_timeout(1, 0);
   last.set_read_timeout(2, 0);

@@ -32,16 +32,19 @@
 #include "agent/nvml_usage.h"
 #include "agent/task_usage.h"
 #include "core/status.h"
+#include "spec/controller_urls.h"
 #include "spec/protocol.h"
 #include "spec/topology_file.h"
 
 namespace httplib {
 class Server;
+class Result;
 }
 
 namespace tessera {
 
 struct AgentOptions {
+  // The controller, or several (etcd: one leads): "URL" or "URL,URL,..." (controller_urls.h).
   std::string server_url = "http://127.0.0.1:7480";
   std::string node;                       // default: the host name
   std::string state_dir;                  // logs, task records and work directories live here
@@ -116,11 +119,18 @@ class Agent {
   // Registers, reports and applies the answers until stopped: a single node's own long poll,
   // or one batched poll for all emulated nodes.
   void HeartbeatLoop();
+  // The loop talking to `url`, until stopped or another controller is to be talked to.
+  void HeartbeatLoopAt(const std::string& url);
+  // The controller to talk to; after a request to `url` failed (`res` null) or was refused by
+  // a standby naming the leader, the next one. Returns whether `url` is still current.
+  std::string Server();
+  bool KeepServer(const std::string& url, const httplib::Result& res);
   void LastHeartbeat();
   void Complain(const std::string& msg);  // at most one line per 5 s
   void Pause(int ms);                     // or until RequestStop()
   void StopLocked(LocalTask& t, int grace_seconds, const std::string& why);
   void MonitorLoop();
+  bool MonitorLoopAt(const std::string& url);  // false: the controller changed
   using Finished = std::vector<std::pair<std::string, TaskReport>>;  // (node, report)
   void ReapLocked(Finished& finished);
   void FinishLocked(LocalTask& t, Finished& finished);
@@ -149,6 +159,9 @@ class Agent {
   std::string agent_url_;
   Tick heartbeat_interval_ms_ = 1000;
   Tick last_complaint_ = 0;
+
+  std::mutex servers_mu_;
+  ControllerUrls servers_;  // under servers_mu_
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -26,7 +26,10 @@ int main(int argc, char** argv) {
   bool no_cgroups = false;
   double cpus = 0;
   std::int64_t memory_mib = 0;
-  app.add_option("--server", o.server_url, "Controller URL")->capture_default_str();
+  app.add_option("--server", o.server_url,
+                 "Controller URL, or several comma-separated (controllers on etcd: the agent "
+                 "follows the leader)")
+      ->capture_default_str();
   app.add_option("--node", o.node, "Node name ([a-z0-9-]); default: the host name");
   app.add_option("--state", o.state_dir, "State directory (logs, task records)")->required();
   app.add_option("--address", o.address, "Address other nodes reach this one at (MASTER_ADDR)")

@@ -44,6 +44,7 @@ void RegisterCommands(CLI::App& app) {
   RegisterBenchLiveCommand(app);  // last: adds `live` under a `bench` registered before it
   RegisterBenchGatewayCommand(app);
   RegisterBenchRecoveryCommand(app);
+  RegisterBenchStoreCommand(app);
   RegisterBenchMetricsCommand(app);
 #endif
 }

@@ -1,6 +1,7 @@
 // `tessera down --state DIR`: stops the all-in-one cluster started by `tessera up`: the
 // controller first (so that nothing is rescheduled while nodes go away), then the agents, which
-// stop their tasks (SIGTERM, SIGKILL after at most 10 s). The state stays for the next `up`.
+// stop their tasks (SIGTERM, SIGKILL after at most 10 s), then etcd's members (--store etcd).
+// The state stays for the next `up`.
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include "cli/daemon.h"
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
+#include "cli/up_etcd.h"
 
 namespace tessera::cli {
 
@@ -31,6 +33,10 @@ Status RunDown(std::string state) {
     std::cout << "stopped tesserad (pid " << *pid << ")\n";
     ++stopped;
   }
+  if (const int more = StopMoreControllers(state); more > 0) {
+    std::cout << "stopped " << more << " more controller(s)\n";
+    stopped += more;
+  }
   fs::remove(state + "/tesserad.pid", ec);
   fs::remove(state + "/endpoint", ec);
   std::vector<std::pair<pid_t, std::string>> agents;
@@ -49,6 +55,11 @@ Status RunDown(std::string state) {
     ++stopped;
   }
   if (!agents.empty()) std::cout << "stopped " << agents.size() << " agent(s) and their tasks\n";
+  // etcd last: the controllers and agents are gone, nothing writes any more.
+  if (const int members = StopEtcdCluster(state); members > 0) {
+    std::cout << "stopped " << members << " etcd member(s)\n";
+    stopped += members;
+  }
   if (stopped == 0) std::cout << "no cluster running in " << state << "\n";
   return {};
 }

@@ -1,5 +1,5 @@
-// `tessera get jobs|nodes|queues [NAME...]`: a table for people, or -o json / -o yaml for
-// scripts. Jobs come out in -o json/yaml as objects that `tessera submit -f` takes again
+// `tessera get jobs|nodes|queues|controllers [NAME...]`: a table for people, or -o json / -o yaml
+// for scripts. Jobs come out in -o json/yaml as objects that `tessera submit -f` takes again
 // (apiVersion, kind, metadata, spec, status; server/job_object.h), a list as a JSON array or
 // YAML sequence, one named job as that object alone, as `kubectl get` does. Nodes and queues
 // keep their flat fields (name, gpuCount, agentUrl, ...). A filter that matches nothing says
@@ -164,7 +164,17 @@ Result<Json> FetchJobs(ApiClient& api, const GetFlags& f, const std::string& pha
   return all;
 }
 
-enum class Listing { kJobs, kNodes, kQueues, kEvents };
+// The controllers (several on etcd, one leading): URL, PID and ROLE.
+void PrintControllerTable(const Json& controllers, bool header = true) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& c : controllers) {
+    rows.push_back({c.value("url", ""), std::to_string(c.value("pid", 0)),
+                    c.value("leader", false) ? "leader" : "standby"});
+  }
+  PrintTable({"URL", "PID", "ROLE"}, rows, header);
+}
+
+enum class Listing { kJobs, kNodes, kQueues, kEvents, kControllers };
 
 // "jobs", "job", "nodes", ... as the listing; the plural names it in messages.
 Result<Listing> ParseListing(const std::string& what) {
@@ -172,7 +182,8 @@ Result<Listing> ParseListing(const std::string& what) {
   if (what == "nodes" || what == "node") return Listing::kNodes;
   if (what == "queues" || what == "queue") return Listing::kQueues;
   if (what == "events" || what == "event") return Listing::kEvents;
-  return InvalidArgument("get " + what + ": expected jobs, nodes, queues or events");
+  if (what == "controllers" || what == "controller") return Listing::kControllers;
+  return InvalidArgument("get " + what + ": expected jobs, nodes, queues, events or controllers");
 }
 
 std::string Plural(Listing l) {
@@ -183,6 +194,8 @@ std::string Plural(Listing l) {
       return "nodes";
     case Listing::kQueues:
       return "queues";
+    case Listing::kControllers:
+      return "controllers";
     case Listing::kEvents:
       break;
   }
@@ -199,6 +212,7 @@ std::string NothingFound(Listing what, const std::string& filters) {
              "`tessera up`).";
     case Listing::kQueues:
     case Listing::kEvents:
+    case Listing::kControllers:
       break;
   }
   return "No queues yet: without a queue tree (tesserad --queues FILE) a queue appears when a "
@@ -229,6 +243,8 @@ void Print(Listing what, const Json& items, OutputFormat format, const GetFlags&
     PrintJobTable(items);
   } else if (what == Listing::kNodes) {
     PrintNodeTable(items);
+  } else if (what == Listing::kControllers) {
+    PrintControllerTable(items);
   } else {
     PrintQueueTable(items);
   }
@@ -243,6 +259,7 @@ Status Watch(ApiClient& api, Listing what, OutputFormat format, const GetFlags& 
                                   : FetchNamed(api, what, f.names);
   };
   source.key = [what](const Json& item) {
+    if (what == Listing::kControllers) return item.value("url", "");
     if (what != Listing::kJobs) return item.value("name", "");
     const Json& meta = item.contains("metadata") ? item["metadata"] : item;
     return meta.value("queue", "") + "/" + meta.value("name", "");
@@ -259,6 +276,8 @@ Status Watch(ApiClient& api, Listing what, OutputFormat format, const GetFlags& 
       PrintJobTable(items, header);
     } else if (what == Listing::kNodes) {
       PrintNodeTable(items, header);
+    } else if (what == Listing::kControllers) {
+      PrintControllerTable(items, header);
     } else {
       PrintQueueTable(items, header);
     }
@@ -293,6 +312,8 @@ Status RunGet(const GetFlags& f) {
   if (*what != Listing::kJobs && (!f.queue.empty() || !f.phase.empty())) {
     return InvalidArgument("--queue and --phase select jobs, not " + Plural(*what));
   }
+  if (*what == Listing::kControllers && !f.names.empty())
+    return InvalidArgument("get controllers takes no names (it lists every controller)");
   for (const auto& n : f.names) {  // job names go into the request; the others filter here
     if (*what == Listing::kJobs && !ValidJobName(n))
       return InvalidArgument(n + " is not a valid job name");
@@ -325,8 +346,8 @@ Status RunGet(const GetFlags& f) {
 
 void RegisterGetCommand(CLI::App& app) {
   auto flags = std::make_shared<GetFlags>();
-  auto* cmd = app.add_subcommand("get", "List jobs, nodes, queues or events");
-  cmd->add_option("what", flags->what, "jobs | nodes | queues | events")->required();
+  auto* cmd = app.add_subcommand("get", "List jobs, nodes, queues, events or controllers");
+  cmd->add_option("what", flags->what, "jobs | nodes | queues | events | controllers")->required();
   cmd->add_option("names", flags->names, "Only these names (a job in -o yaml/json: its object)");
   cmd->add_option("--queue", flags->queue, "Only jobs of this queue");
   cmd->add_option("--phase", flags->phase,

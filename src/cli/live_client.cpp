@@ -8,7 +8,9 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
+#include "spec/controller_urls.h"
 #include "spec/document.h"
 #include "spec/job_spec.h"
 #include "spec/protocol.h"
@@ -20,7 +22,9 @@ using Json = nlohmann::json;
 void AddClusterFlags(CLI::App* cmd, ClusterFlags* flags) {
   cmd->add_option("--state", flags->state,
                   "State directory of a cluster started by `tessera up` (default: $TESSERA_STATE)");
-  cmd->add_option("--server", flags->server, "Controller URL (default: $TESSERA_SERVER)");
+  cmd->add_option("--server", flags->server,
+                  "Controller URL, or several comma-separated: the CLI follows the leader "
+                  "(default: $TESSERA_SERVER)");
 }
 
 Result<std::string> ResolveServer(const ClusterFlags& flags) {
@@ -47,10 +51,20 @@ Result<std::string> ResolveServer(const ClusterFlags& flags) {
   return url;
 }
 
-ApiClient::ApiClient(const std::string& url, int read_timeout_s)
-    : url_(url), client_(std::make_unique<httplib::Client>(url)) {
+ApiClient::ApiClient(const std::string& url, int read_timeout_s) : read_timeout_s_(read_timeout_s) {
+  if (auto list = ControllerUrls::Parse(url); list && list->size() > 1) {
+    urls_ = list->all();
+  } else {
+    urls_ = {url};
+  }
+  Connect(urls_.front());
+}
+
+void ApiClient::Connect(const std::string& url) {
+  url_ = url;
+  client_ = std::make_unique<httplib::Client>(url);
   client_->set_connection_timeout(3, 0);
-  client_->set_read_timeout(read_timeout_s, 0);
+  client_->set_read_timeout(read_timeout_s_, 0);
   client_->set_write_timeout(30, 0);
   client_->set_keep_alive(true);
   client_->set_tcp_nodelay(true);  // no Nagle delay between headers and body
@@ -74,15 +88,42 @@ Result<HttpResponse> Convert(const httplib::Result& r, const std::string& url) {
 
 }  // namespace
 
+template <typename Request>
+Result<HttpResponse> ApiClient::Send(bool resend_unanswered, const Request& request) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (true) {
+    httplib::Result r = request(*client_);
+    if (urls_.size() == 1) return Convert(r, url_);
+    std::string go_to;
+    if (!r) {
+      const bool unsent =
+          r.error() == httplib::Error::Connection || r.error() == httplib::Error::ConnectionTimeout;
+      if (!unsent && !resend_unanswered) return Convert(r, url_);
+    } else if (auto leader = StandbyLeader(r->status, r->body)) {
+      if (*leader != url_) go_to = *leader;
+    } else {
+      return Convert(r, url_);
+    }
+    if (std::chrono::steady_clock::now() > deadline) return Convert(r, url_);
+    if (go_to.empty()) {
+      // The next one; a short pause once every controller was tried (an election under way).
+      go_to = urls_[next_ % urls_.size()];
+      if (++next_ % urls_.size() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    Connect(go_to);
+  }
+}
+
 Result<HttpResponse> ApiClient::Get(const std::string& path) {
-  return Convert(client_->Get(path.c_str()), url_);
+  return Send(true, [&](httplib::Client& c) { return c.Get(path.c_str()); });
 }
 Result<HttpResponse> ApiClient::Post(const std::string& path, const std::string& body,
                                      const std::string& content_type) {
-  return Convert(client_->Post(path.c_str(), body, content_type.c_str()), url_);
+  return Send(false,
+              [&](httplib::Client& c) { return c.Post(path.c_str(), body, content_type.c_str()); });
 }
 Result<HttpResponse> ApiClient::Delete(const std::string& path) {
-  return Convert(client_->Delete(path.c_str()), url_);
+  return Send(false, [&](httplib::Client& c) { return c.Delete(path.c_str()); });
 }
 
 Result<Json> JsonOf(const Result<HttpResponse>& response) {

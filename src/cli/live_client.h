@@ -35,6 +35,9 @@ struct HttpResponse {
   std::map<std::string, std::string> headers;
 };
 
+// `url` may list several controllers ("URL,URL": an etcd cluster's): a request that finds one
+// down, or a standby (whose 503 names the leader), goes to the leader or the next one, for up
+// to 15 s (a failover). A request sent and unanswered is not sent again, except a GET.
 class ApiClient {
  public:
   explicit ApiClient(const std::string& url, int read_timeout_s = 30);
@@ -46,7 +49,14 @@ class ApiClient {
   const std::string& url() const { return url_; }
 
  private:
-  std::string url_;
+  template <typename Request>
+  Result<HttpResponse> Send(bool resend_unanswered, const Request& request);
+  void Connect(const std::string& url);
+
+  std::string url_;  // the one talked to
+  std::vector<std::string> urls_;
+  std::size_t next_ = 0;  // into urls_: tried after url_ fails
+  int read_timeout_s_;
   std::unique_ptr<httplib::Client> client_;
 };
 

@@ -26,5 +26,7 @@ void RegisterBenchLiveCommand(CLI::App& app);
 void RegisterBenchGatewayCommand(CLI::App& app);
 // Adds `recovery` under `bench` (after RegisterBenchLiveCommand).
 void RegisterBenchRecoveryCommand(CLI::App& app);
+// Adds `store` under `bench`: SQLite and etcd side by side (bench_store_command.cpp).
+void RegisterBenchStoreCommand(CLI::App& app);
 
 }  // namespace tessera::cli

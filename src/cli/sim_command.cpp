@@ -33,6 +33,7 @@
 #include "sim/queue_file.h"
 #include "sim/replay_simulation.h"
 #include "sim/report/html_report.h"
+#include "sim/report/verdict.h"
 #include "sim/summary.h"
 #include "sim/trace/trace_reader.h"
 #include "sim/workload_builder.h"
@@ -151,8 +152,8 @@ int WriteSummaryAndReport(const std::string& out, const nlohmann::json& summary)
   if (!WriteFile(dir / "report.html", RenderHtmlReport(summary))) {
     return Fail("--out: cannot write " + (dir / "report.html").string());
   }
-  std::cerr << fmt::format("wrote {} and {}\n", (dir / "summary.json").string(),
-                           (dir / "report.html").string());
+  std::cerr << fmt::format("wrote {} and {}\nverdict: {}\n", (dir / "summary.json").string(),
+                           (dir / "report.html").string(), report::Verdict(summary));
   return 0;
 }
 

@@ -18,6 +18,7 @@
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
 #include "cli/up_cluster.h"
+#include "cli/up_etcd.h"
 
 namespace tessera::cli {
 
@@ -39,6 +40,8 @@ struct UpFlags {
   std::string cluster;   // the simulator's cluster file (up_cluster.h); replaces --agents/--gpus
   std::string recovery;  // tesserad --recovery
   int spares_per_domain = -1;
+  std::string store = "sqlite";  // or etcd: a 3-member etcd cluster and --controllers of them
+  int controllers = 1;
 };
 
 std::string Tail(const std::string& path, std::size_t lines) {
@@ -111,6 +114,20 @@ Status RunUp(UpFlags f) {
                               state + "`");
   }
   fs::remove(state + "/endpoint", ec);
+  if (f.store != "etcd" && f.controllers != 1)
+    return InvalidArgument("--controllers: several controllers need --store etcd");
+  std::string etcd_endpoints;
+  if (f.store == "etcd") {
+    auto endpoints = StartEtcdCluster(state, f.timeout);
+    if (!endpoints) return std::unexpected(endpoints.error());
+    etcd_endpoints = *endpoints;
+    if (f.port == 0) {
+      // A port of its own from the start: a controller whose term ends comes back on it.
+      auto port = PickFreePort();
+      if (!port) return std::unexpected(port.error());
+      f.port = *port;
+    }
+  }
   std::optional<ClusterUpPlan> plan;
   if (!f.cluster.empty()) {
     auto p = PlanClusterUp(f.cluster, f.spares_per_domain);
@@ -141,6 +158,8 @@ Status RunUp(UpFlags f) {
   if (!f.recovery.empty()) argv.insert(argv.end(), {"--recovery", f.recovery});
   if (f.spares_per_domain >= 0)
     argv.insert(argv.end(), {"--spares-per-domain", std::to_string(f.spares_per_domain)});
+  if (!etcd_endpoints.empty())
+    argv.insert(argv.end(), {"--store", "etcd", "--etcd-endpoints", etcd_endpoints});
   const std::string controller_log = state + "/logs/tesserad.log";
   auto pid = SpawnDetached(argv, controller_log);
   if (!pid) return std::unexpected(pid.error());
@@ -162,6 +181,13 @@ Status RunUp(UpFlags f) {
                                 controller_log);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+
+  if (f.controllers > 1) {
+    auto more = StartMoreControllers(argv, state, f.controllers, f.timeout);
+    if (!more) return std::unexpected(more.error());
+    for (const auto& u : *more) url += "," + u;  // agents and the CLI follow the leader
+    WriteText(state + "/endpoint", url + "\n");
   }
 
   std::vector<std::string> names;
@@ -274,6 +300,15 @@ void RegisterUpCommand(CLI::App& app) {
   cmd->add_option("--recovery", flags->recovery, "tesserad --recovery: requeue | replace | spares");
   cmd->add_option("--spares-per-domain", flags->spares_per_domain,
                   "tesserad --spares-per-domain: idle spare nodes per leaf domain");
+  cmd->add_option("--store", flags->store,
+                  "sqlite (one controller) | etcd (a 3-member etcd cluster on loopback, data in "
+                  "STATE/etcd; controllers elect a leader)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sqlite", "etcd"}));
+  cmd->add_option("--controllers", flags->controllers,
+                  "Controllers (with --store etcd): one leads, the others stand by")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 9));
   cmd->add_option("--timeout", flags->timeout, "Seconds to wait for the cluster to be ready")
       ->capture_default_str();
   cmd->callback([flags] { SetExitCode(RunOrReport([&] { return RunUp(*flags); })); });

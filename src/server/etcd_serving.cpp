@@ -140,6 +140,7 @@ EtcdServing::Outcome EtcdServing::Run(const ServeLeader& serve, ControllerOption
   auto store = EtcdStore::Open(std::move(so));
   if (!store) {
     spdlog::error("{}", store.error().message);
+    ::setenv(kReexecPortVariable, std::to_string(*port).c_str(), 1);
     return Outcome::kTermEnded;
   }
   options.controllers = [&]() -> Json {
@@ -156,6 +157,7 @@ EtcdServing::Outcome EtcdServing::Run(const ServeLeader& serve, ControllerOption
   }
   // Not by a signal: the term ended, or the leader could not start (etcd failing mid-load).
   spdlog::info("the term at {} ended; re-executing as a standby", url);
+  ::setenv(kReexecPortVariable, std::to_string(*port).c_str(), 1);  // the same port again
   return Outcome::kTermEnded;
 }
 

@@ -18,6 +18,9 @@
 
 namespace tessera {
 
+// Set for the re-executed process: the port to serve on again (--port 0 would pick another).
+inline constexpr const char* kReexecPortVariable = "TESSERAD_REEXEC_PORT";
+
 // Retries `bind` for up to 3 s while the port is still held (a standby or a former process
 // of this controller releasing it).
 Result<int> BindRetrying(const std::function<Result<int>()>& bind);

@@ -218,7 +218,9 @@ int Serve(const Flags& f, tessera::Store& store, const std::string& store_name, 
                *endpoint, store_name, status["loadedJobs"].get<std::size_t>(),
                status["loadMs"].get<std::int64_t>(), options.scheduler.queue_policy,
                options.scheduler.placement_policy);
-  if (!f.endpoint_file.empty() && !WriteFileAtomically(f.endpoint_file, *endpoint + "\n")) {
+  // On etcd the standby wrote it, on this same port (and `tessera up` may have listed others).
+  if (!f.endpoint_file.empty() && f.store != "etcd" &&
+      !WriteFileAtomically(f.endpoint_file, *endpoint + "\n")) {
     spdlog::error("cannot write {}", f.endpoint_file);
     return 1;
   }
@@ -284,6 +286,8 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("tesserad"));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %n: %v");
 
+  if (const char* port = std::getenv(tessera::kReexecPortVariable); port && flags.store == "etcd")
+    flags.port = std::atoi(port);
   auto db_path = flags.store == "etcd" ? Result<std::string>("") : DatabasePath(flags);
   if (!db_path) {
     spdlog::error("{}", db_path.error().message);

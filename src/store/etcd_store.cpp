@@ -307,6 +307,12 @@ Result<std::vector<EventRecord>> EtcdStore::Commit(const Change& change) {
   return result;
 }
 
+Status EtcdStore::Probe() {
+  auto r = Commit(Change{});
+  if (!r) return std::unexpected(r.error());
+  return {};
+}
+
 void EtcdStore::PruneEvents() {
   std::lock_guard lock(mu_);
   commits_since_prune_ = 0;

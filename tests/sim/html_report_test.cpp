@@ -179,6 +179,49 @@ TEST(HtmlReportTest, AllocationHasAllocationAndFragmentationCharts) {
   EXPECT_EQ((*alloc)["x"]["max"], 130);
 }
 
+// Two policies that allocate all arrived demand up to 85 % and then part (a: 100 % at 130 %
+// demand; b: flat from 85 %, 85 % at the end): the page opens with the verdict (a, 15 points
+// more at 100 % demand: 1.0 vs 0.85) and the charts start at 70 % demand (a step of 10 before
+// 85, floored to tens), the allocation axis at 60 % (b's 0.70 at 70 % is the lowest value from
+// there: 70, less 10).
+TEST(HtmlReportTest, OpensWithTheVerdictAndZoomsToWherePoliciesDiffer) {
+  json a = json::array(), b = json::array();
+  for (int i = 0; i <= 130; ++i) {
+    a.push_back(std::min(i, 100) / 100.0);
+    b.push_back(std::min(i, 85) / 100.0);
+  }
+  const json summary = {{"experiment", "allocation"},
+                        {"results",
+                         {{{"policy", "a"}, {"allocation_at_demand", a}},
+                          {{"policy", "b"}, {"allocation_at_demand", b}}}}};
+  const std::string html = RenderHtmlReport(summary);
+  const auto verdict = html.find("<p class=\"verdict\" id=\"verdict\">a allocates the most GPUs");
+  ASSERT_NE(verdict, std::string::npos);
+  EXPECT_LT(verdict, html.find("<dl class=\"meta\">"));  // first thing under the title
+  EXPECT_NE(html.find("15.0 points more than the runner-up (b, 85.0 %)"), std::string::npos);
+  const json data = InlineData(html);
+  const json* alloc = ChartById(data, "chart-allocation");
+  ASSERT_NE(alloc, nullptr);
+  EXPECT_EQ((*alloc)["x"]["min"], 70);
+  EXPECT_EQ((*alloc)["x"]["max"], 130);
+  EXPECT_EQ((*alloc)["y"]["min"], 60);
+  EXPECT_NE(html.find("Zoomed to 70&nbsp;% demand and up"), std::string::npos);
+
+  // Policies that part at once: no zoom.
+  json c = json::array();
+  for (int i = 0; i <= 130; ++i) c.push_back(std::min(i, 100) / 200.0);
+  const json early = {{"experiment", "allocation"},
+                      {"results",
+                       {{{"policy", "a"}, {"allocation_at_demand", a}},
+                        {{"policy", "c"}, {"allocation_at_demand", c}}}}};
+  const json early_data = InlineData(RenderHtmlReport(early));
+  EXPECT_EQ((*ChartById(early_data, "chart-allocation"))["x"]["min"], 0);
+  // One policy has nothing to differ from: the whole range.
+  const json alone = {{"experiment", "allocation"},
+                      {"results", {{{"policy", "b"}, {"allocation_at_demand", b}}}}};
+  EXPECT_EQ((*ChartById(InlineData(RenderHtmlReport(alone)), "chart-allocation"))["x"]["min"], 0);
+}
+
 TEST(HtmlReportTest, ReplayHasCdfGpusAndQueueCharts) {
   const std::string html = RenderHtmlReport(ReplaySummary());
   EXPECT_EQ(Count(html, "<canvas "), 3u);
@@ -245,6 +288,13 @@ TEST(HtmlReportTest, FairShareChartsWhenQueuesPresent) {
   ASSERT_NE(bars, nullptr);
   EXPECT_EQ((*bars)["labels"], json::array({"team-a", "team-b"}));
   EXPECT_EQ((*bars)["datasets"][0]["values"], json::array({30, 70}));  // entitlement, in %
+
+  // One queue has no one to share with: no fair-share section at all.
+  for (auto& r : summary["results"]) r["queues"].erase("team-b");
+  const std::string single = RenderHtmlReport(summary);
+  EXPECT_EQ(single.find("id=\"chart-share-mean\""), std::string::npos);
+  EXPECT_EQ(single.find("<h2>Fair share</h2>"), std::string::npos);
+  EXPECT_EQ(Count(single, "<canvas "), 3u);
 }
 
 TEST(HtmlReportTest, EscapesStringsFromTheSummary) {
@@ -291,10 +341,13 @@ TEST(HtmlReportTest, UnknownExperimentShowsScalarTable) {
                      {"big_array", {1, 2, 3}}}}}};
   const std::string html = RenderHtmlReport(summary);
   EXPECT_EQ(Count(html, "<canvas "), 0u);
-  for (const char* text : {"failures", "ettr", "0.875", "restarts", "12", "checkpointing", "yes",
-                           ">ok<", "node", "gpu", "lost_gpu_seconds (h)"}) {
+  // Field names for people (the field itself on hover), durations in the unit that suits them.
+  for (const char* text :
+       {">ETTR<", "0.875", ">Restarts<", "12", ">Checkpointing<", "yes", ">ok<", ">Failures<",
+        ">Node<", ">GPU<", ">Lost GPU (h)<", "title=\"lost_gpu_seconds\"", "title=\"ettr\""}) {
     EXPECT_NE(html.find(text), std::string::npos) << text;
   }
+  EXPECT_EQ(html.find(">lost_gpu_seconds"), std::string::npos);
   EXPECT_EQ(html.find("big_array"), std::string::npos);
   EXPECT_TRUE(InlineData(html)["charts"].empty());
 }
@@ -316,7 +369,8 @@ TEST(HtmlReportTest, MissingOrMalformedFieldsDoNotCrash) {
            {{"jct_cdf", {{0, 0.1}, {-5, 0.2}, {"a", 1}, {1}, nullptr, {10, 0.5}}},
             {"gpus_allocated", "none"},
             {"queue_length", {{1.0, nullptr}}}}},
-          {"queues", {{"a", 1}, {"b", {{"share_over_time", {{1, 2}}}}}}}}}}},
+          {"queues",
+           {{"a", 1}, {"b", {{"share_over_time", {{1, 2}}}}}, {"c", {{"share_mean", "half"}}}}}}}}},
       {{"experiment", "allocation"},
        {"results",
         {{{"policy", "p"},
@@ -336,7 +390,8 @@ TEST(HtmlReportTest, MissingOrMalformedFieldsDoNotCrash) {
   // Only the last case has something to draw.
   const std::string html = RenderHtmlReport(cases[std::size(cases) - 1]);
   EXPECT_EQ(Count(html, "<canvas "), 1u);
-  // The malformed replay draws its one valid CDF point and share series, no GPU chart.
+  // The malformed replay draws its one valid CDF point and share series (of its two queues),
+  // no GPU chart.
   const std::string replay = RenderHtmlReport(cases[6]);
   EXPECT_NE(replay.find("chart-jct-cdf"), std::string::npos);
   EXPECT_EQ(replay.find("chart-gpus-allocated"), std::string::npos);

@@ -207,6 +207,7 @@ TEST_F(EtcdStoreTest, ADeposedLeaderCommitsNothing) {
   Change later;
   later.put_queues.push_back({"other", 1});
   EXPECT_FALSE(old_leader->Commit(later).has_value());
+  EXPECT_FALSE(old_leader->Probe().has_value());
 
   auto new_leader = Open({second->leader_key(), second->lease()});
   auto contents = new_leader->Load();
@@ -218,6 +219,7 @@ TEST_F(EtcdStoreTest, ADeposedLeaderCommitsNothing) {
   Change next;
   next.put_jobs.push_back(Job(2, "after"));
   EXPECT_TRUE(new_leader->Commit(next).has_value());
+  EXPECT_TRUE(new_leader->Probe().has_value());
 }
 
 TEST_F(EtcdStoreTest, ALeaderThatStopsLetsAStandbyLeadAtOnce) {

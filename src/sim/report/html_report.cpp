@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sim/report/html_util.h"
+#include "sim/report/verdict.h"
 #include "web/chart_js.h"
 
 namespace tessera {
@@ -249,6 +250,50 @@ Kind GuessKind(std::string_view parent, std::string_view key, const json& value)
 
 bool IsScalar(const json& v) { return v.is_number() || v.is_boolean() || v.is_string(); }
 
+// A field name for people: "pods_failed_mean" -> "Pods failed (mean)", "gpu_hours_lost" ->
+// "GPU hours lost"; a trailing "_seconds" goes (the column names its unit), acronyms are
+// capitalised. The field's own name stays on hover.
+std::string HumanLabel(std::string_view key) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 12> kWords{{
+      {"gpu", "GPU"},
+      {"gpus", "GPUs"},
+      {"cpu", "CPU"},
+      {"ettr", "ETTR"},
+      {"jct", "JCT"},
+      {"slo", "SLO"},
+      {"ttft", "TTFT"},
+      {"tbt", "TBT"},
+      {"kv", "KV"},
+      {"rps", "req/s"},
+      {"sim", "simulator"},
+      {"e2e", "end-to-end"},
+  }};
+  std::vector<std::string> words;
+  for (std::size_t at = 0; at <= key.size();) {
+    const std::size_t end = std::min(key.find('_', at), key.size());
+    if (end > at) words.emplace_back(key.substr(at, end - at));
+    at = end + 1;
+  }
+  if (words.size() > 1 && words.back() == "seconds") words.pop_back();
+  std::string statistic;
+  if (words.size() > 1 && (words.back() == "mean" || words.back() == "max" ||
+                           words.back() == "min" || words.back() == "total")) {
+    statistic = " (" + words.back() + ")";
+    words.pop_back();
+  }
+  std::string out;
+  for (const std::string& w : words) {
+    std::string shown = w;
+    for (const auto& [word, replacement] : kWords) {
+      if (w == word) shown = replacement;
+    }
+    out += (out.empty() ? "" : " ") + shown;
+  }
+  if (!out.empty() && out[0] >= 'a' && out[0] <= 'z')
+    out[0] = static_cast<char>(out[0] - 'a' + 'A');
+  return out.empty() ? std::string(key) : out + statistic;
+}
+
 Group Single(std::string key, std::string label, Kind kind) {
   Group g{key, label, false, {{key, label, kind}}};
   g.known = true;
@@ -319,7 +364,8 @@ std::vector<Group> TableGroups(const std::vector<Policy>& policies) {
       if (key == "policy" || key == "oracle") continue;
       if (IsScalar(value)) {
         if (find_group(key, true) == nullptr && find_group(key, false) == nullptr) {
-          groups.push_back({key, key, false, {{key, key, GuessKind("", key, value)}}});
+          groups.push_back(
+              {key, HumanLabel(key), false, {{key, HumanLabel(key), GuessKind("", key, value)}}});
         }
       } else if (value.is_object() && key != "series" && key != "queues") {
         const Group* known = find_group(key, true);
@@ -331,10 +377,11 @@ std::vector<Group> TableGroups(const std::vector<Policy>& policies) {
           // Members beyond the documented ones go to a group of their own ("Other fields").
           Group* g = find_group(key, false);
           if (g == nullptr) {
-            groups.push_back({key, known != nullptr ? known->label : key, true, {}});
+            groups.push_back({key, known != nullptr ? known->label : HumanLabel(key), true, {}});
             g = &groups.back();
           }
-          if (!has_column(g, sub)) g->columns.push_back({sub, sub, GuessKind(key, sub, sub_value)});
+          if (!has_column(g, sub))
+            g->columns.push_back({sub, HumanLabel(sub), GuessKind(key, sub, sub_value)});
         }
       }
     }
@@ -429,9 +476,10 @@ std::string ResultsTable(const std::vector<Policy>& policies, const std::vector<
       html += fmt::format("<th class=\"group\" scope=\"colgroup\" colspan=\"{}\">{}{}</th>",
                           g.columns.size(), HtmlEscape(g.label), HtmlEscape(SharedSuffix(g)));
     } else {
-      html += fmt::format(
-          "<th{} scope=\"col\"{}>{}{}</th>", IsTextual(g.columns.front()) ? " class=\"left\"" : "",
-          two_rows ? " rowspan=\"2\"" : "", HtmlEscape(g.label), HtmlEscape(SharedSuffix(g)));
+      html += fmt::format("<th{} scope=\"col\" title=\"{}\"{}>{}{}</th>",
+                          IsTextual(g.columns.front()) ? " class=\"left\"" : "", HtmlEscape(g.key),
+                          two_rows ? " rowspan=\"2\"" : "", HtmlEscape(g.label),
+                          HtmlEscape(SharedSuffix(g)));
     }
   }
   html += "</tr>\n";
@@ -536,7 +584,8 @@ std::string QueueTable(const std::vector<Policy>& policies, const std::vector<st
 
 void AddFairShare(Page& page, const std::vector<Policy>& policies) {
   const std::vector<std::string> names = QueueNames(policies);
-  if (names.empty()) return;
+  // One queue has nothing to share with: its "fair share" chart would be its allocation again.
+  if (names.size() < 2) return;
   page.Section("Fair share",
                "How each queue fared: the GPU share it received against the share it is entitled "
                "to. A queue below its entitlement while it had work waiting was short-changed.");
@@ -634,6 +683,61 @@ void AddFairShare(Page& page, const std::vector<Policy>& policies) {
 // ---------------------------------------------------------------------------------------------
 // Allocation experiment: the FGD paper's figure.
 
+// Where the allocation charts start: the policies allocate alike (everything that arrived)
+// at low demand, and the charts zoom to where they part, at most from 70 % demand (the region
+// the FGD paper's comparison is about), so that a few points' difference is visible.
+struct DemandZoom {
+  int from_percent = 0;              // the demand axis starts here
+  int allocation_floor_percent = 0;  // the allocation axis starts here
+};
+
+DemandZoom ZoomToDifferences(const std::vector<Policy>& policies, std::size_t length) {
+  constexpr double kApart = 0.005;  // half a point of the cluster
+  constexpr int kLatestStart = 70;
+  if (std::count_if(policies.begin(), policies.end(), [](const Policy& p) {
+        return HasNumber(Field(p.result, "allocation_at_demand"));
+      }) < 2)
+    return {};  // nothing to compare: the whole range
+  std::size_t first_apart = length;
+  for (std::size_t i = 0; i < length && first_apart == length; ++i) {
+    std::optional<double> lo, hi;
+    for (const Policy& p : policies) {
+      const json* arr = Field(p.result, "allocation_at_demand");
+      if (arr == nullptr || !arr->is_array() || i >= arr->size()) continue;
+      if (auto v = Number(&(*arr)[i])) {
+        lo = std::min(lo.value_or(*v), *v);
+        hi = std::max(hi.value_or(*v), *v);
+      }
+    }
+    if (lo && *hi - *lo >= kApart) first_apart = i;
+  }
+  DemandZoom zoom;
+  // A step of 10 before the policies part, so that the lines are seen together first.
+  const int apart = static_cast<int>(std::min<std::size_t>(first_apart, kLatestStart + 10));
+  zoom.from_percent = std::clamp((apart - 10) / 10 * 10, 0, kLatestStart);
+  if (zoom.from_percent == 0) return zoom;
+  double lowest = 1;
+  for (const Policy& p : policies) {
+    for (const char* key : {"allocation_at_demand", "allocation_at_demand_min"}) {
+      const json* arr = Field(p.result, key);
+      if (arr == nullptr || !arr->is_array()) continue;
+      for (std::size_t i = static_cast<std::size_t>(zoom.from_percent); i < arr->size(); ++i)
+        if (auto v = Number(&(*arr)[i])) lowest = std::min(lowest, *v);
+    }
+  }
+  zoom.allocation_floor_percent =
+      std::clamp(static_cast<int>(std::floor(lowest * 10)) * 10 - 10, 0, zoom.from_percent);
+  return zoom;
+}
+
+std::string ZoomNote(const DemandZoom& zoom) {
+  if (zoom.from_percent == 0) return "";
+  return fmt::format(
+      " Zoomed to {}&nbsp;% demand and up, where the policies differ: below it they all "
+      "allocate alike (within half a point).",
+      zoom.from_percent);
+}
+
 void AddAllocation(Page& page, const std::vector<Policy>& policies, std::string_view experiment) {
   std::size_t length = 0;
   bool any_alloc = false;
@@ -651,9 +755,10 @@ void AddAllocation(Page& page, const std::vector<Policy>& policies, std::string_
   length = std::min<std::size_t>(length, 100000);
   const double x_max =
       std::max<double>(kDefaultDemandMaxPercent, static_cast<double>(length > 0 ? length - 1 : 0));
+  const DemandZoom zoom = ZoomToDifferences(policies, length);
   const auto demand_axis = [&] {
     json x = Axis("Arrived GPU demand (% of cluster capacity)", "demand", "%");
-    x["min"] = 0;
+    x["min"] = zoom.from_percent;
     x["max"] = x_max;
     x["step"] = 10;
     return x;
@@ -672,7 +777,7 @@ void AddAllocation(Page& page, const std::vector<Policy>& policies, std::string_
                {"x", demand_axis()},
                {"y", Axis("GPUs allocated (% of cluster)", "allocated", "%")},
                {"datasets", json::array()}};
-    chart["y"]["min"] = 0;
+    chart["y"]["min"] = zoom.allocation_floor_percent;
     chart["y"]["max"] = 100;
     json ideal = Dataset("Ideal: all arrived demand allocated", "#9aa0a6", "ref", -1);
     ideal["points"] = json::array();
@@ -709,7 +814,8 @@ void AddAllocation(Page& page, const std::vector<Policy>& policies, std::string_
                     "100&nbsp;%); the gap below it is demand the policy could not place. Higher "
                     "is better, and the demand at which a line leaves the ideal shows when "
                     "fragmentation starts to bite.") +
-            (any_band ? " Shaded bands: the lowest and highest value across seeds." : ""),
+            (any_band ? " Shaded bands: the lowest and highest value across seeds." : "") +
+            ZoomNote(zoom),
         std::move(chart));
   }
   if (any_frag) {
@@ -733,7 +839,8 @@ void AddAllocation(Page& page, const std::vector<Policy>& policies, std::string_
                "paper), as demand grows. Lower is better: a fragmented GPU is capacity that "
                "exists but cannot run the work at hand. Read it together with the chart above; "
                "the policy whose line sits lowest near and past 100&nbsp;% demand is the one that "
-               "keeps free capacity usable.",
+               "keeps free capacity usable." +
+                   ZoomNote(zoom),
                std::move(chart));
   }
   page.EndSection();
@@ -1116,7 +1223,9 @@ body { margin: 0; background: var(--page); color: var(--fg); line-height: 1.5;
   font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
 main { max-width: 1180px; margin: 0 auto; padding: 32px 24px 48px; }
 .eyebrow { margin: 0; font-size: 12px; letter-spacing: .08em; text-transform: uppercase; color: var(--muted); }
-h1 { margin: 4px 0 20px; font-size: 28px; line-height: 1.25; }
+h1 { margin: 4px 0 12px; font-size: 28px; line-height: 1.25; }
+p.verdict { max-width: 90ch; margin: 0 0 20px; padding: 10px 14px; font-size: 17px; font-weight: 500;
+  background: #eef4fb; border-left: 4px solid #4e79a7; border-radius: 4px; }
 h2 { margin: 40px 0 10px; padding-bottom: 6px; font-size: 20px; border-bottom: 1px solid var(--line); }
 h3 { margin: 0 0 4px; font-size: 16px; }
 .meta { display: grid; grid-template-columns: repeat(auto-fit, minmax(230px, 1fr)); gap: 12px; margin: 0; }
@@ -1330,8 +1439,12 @@ std::string ChartJsSource() {
 
 std::string Header(const json& summary, std::string_view experiment) {
   std::string html = "<header>\n<p class=\"eyebrow\">Tessera · simulated cluster</p>\n";
-  html += fmt::format("<h1>Simulation report{}</h1>\n<dl class=\"meta\">\n",
+  html += fmt::format("<h1>Simulation report{}</h1>\n",
                       experiment.empty() ? "" : ": " + HtmlEscape(experiment));
+  // The page opens with what it found, in one sentence (verdict.h).
+  html += fmt::format("<p class=\"verdict\" id=\"verdict\">{}</p>\n",
+                      HtmlEscape(report::Verdict(summary)));
+  html += "<dl class=\"meta\">\n";
   html += fmt::format("<div><dt>Experiment</dt><dd>{}</dd></div>\n",
                       experiment.empty() ? "unknown" : HtmlEscape(experiment));
   const json* trace = Field(&summary, "trace");
