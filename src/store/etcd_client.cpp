@@ -143,7 +143,7 @@ EtcdClient::EtcdClient(std::vector<std::string> endpoints, int timeout_ms)
 
 EtcdClient::~EtcdClient() = default;
 
-Result<Json> EtcdClient::Call(const std::string& path, const Json& body) {
+Result<Json> EtcdClient::Call(const std::string& path, const Json& body, bool idempotent) {
   std::lock_guard lock(mu_);
   if (clients_.empty()) return InvalidArgument("--etcd-endpoints: no endpoint given");
   const std::string text = body.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -155,9 +155,8 @@ Result<Json> EtcdClient::Call(const std::string& path, const Json& body) {
     if (!res) {
       failures +=
           (failures.empty() ? "" : "; ") + endpoints_[i] + ": " + httplib::to_string(res.error());
-      if (NotSent(res.error())) continue;
-      last_ambiguous_ = true;  // it may have been applied: no blind retry elsewhere
-      return IoError("etcd " + path + ": no answer (" + failures + ")");
+      if (NotSent(res.error()) || idempotent) continue;  // a hung member: ask the next
+      return Ambiguous(i, "etcd " + path + ": no answer (" + failures + ")");
     }
     auto doc = ParseReply(res->body);
     if (res->status == 200 && doc && doc->is_object()) {
@@ -173,8 +172,8 @@ Result<Json> EtcdClient::Call(const std::string& path, const Json& body) {
     if (why.find("timed out") != std::string::npos ||
         why.find("leader changed") != std::string::npos ||
         why.find("stopped") != std::string::npos) {
-      last_ambiguous_ = true;  // proposed, perhaps applied
-      return IoError("etcd " + path + ": " + failures);
+      if (idempotent) continue;
+      return Ambiguous(i, "etcd " + path + ": " + failures);  // proposed, perhaps applied
     }
     if (why.find("no leader") != std::string::npos ||
         why.find("not capable") != std::string::npos || res->status == 503)
@@ -182,6 +181,12 @@ Result<Json> EtcdClient::Call(const std::string& path, const Json& body) {
     return IoError("etcd " + path + ": " + failures);
   }
   return IoError("etcd " + path + ": no member answered (" + failures + ")");
+}
+
+std::unexpected<Error> EtcdClient::Ambiguous(std::size_t member, const std::string& why) {
+  last_ambiguous_ = true;                     // it may have been applied: no blind retry elsewhere
+  current_ = (member + 1) % clients_.size();  // the next call starts with another member
+  return std::unexpected(Error{Error::Code::kIo, why});
 }
 
 Result<std::vector<EtcdKeyValue>> EtcdClient::Range(std::string_view key,
@@ -245,7 +250,8 @@ Result<std::vector<EtcdKeyValue>> EtcdClient::Last(std::string_view key,
 
 Result<EtcdTxnResult> EtcdClient::Txn(const Json& compare, const Json& success,
                                       const Json& failure) {
-  auto doc = Call("/v3/kv/txn", {{"compare", compare}, {"success", success}, {"failure", failure}});
+  auto doc = Call("/v3/kv/txn", {{"compare", compare}, {"success", success}, {"failure", failure}},
+                  /*idempotent=*/false);
   if (!doc) return std::unexpected(doc.error());
   EtcdTxnResult r;
   r.succeeded = doc->value("succeeded", false);

@@ -3,9 +3,9 @@
 // Keys and values travel base64-encoded; 64-bit integers come back as JSON strings.
 //
 // Several endpoints (the members of one cluster): a request that could not be sent to one (its
-// connection refused or reset before a byte was written) goes to the next. A request that was
-// sent and got no answer is *ambiguous* (etcd may have applied it): the caller decides
-// (EtcdStore resolves a txn by reading back its commit token).
+// connection refused) goes to the next, and so does a read or a renewal that got no answer (a
+// hung member). A txn that was sent and got no answer is *ambiguous* (etcd may have applied
+// it): the caller decides (EtcdStore resolves it by reading back its commit token).
 //
 // Thread-safety: calls are serialised by a mutex; use one client per thread that must not wait
 // behind another's call (the lease keep-alive, the commits).
@@ -84,8 +84,12 @@ class EtcdClient {
   bool last_failure_ambiguous() const { return last_ambiguous_; }
 
  private:
-  // POSTs `body` to `path`, starting with the member that answered last.
-  Result<nlohmann::json> Call(const std::string& path, const nlohmann::json& body);
+  // POSTs `body` to `path`, starting with the member that answered last. An `idempotent`
+  // request (a read, a put of the same value, a renewal) goes to the next member on any
+  // failure; another only when it was not sent (else it is ambiguous).
+  Result<nlohmann::json> Call(const std::string& path, const nlohmann::json& body,
+                              bool idempotent = true);
+  std::unexpected<Error> Ambiguous(std::size_t member, const std::string& why);
 
   std::mutex mu_;
   std::vector<std::string> endpoints_;

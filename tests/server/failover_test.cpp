@@ -5,7 +5,7 @@
 //    runs: every acknowledged submission is present once, the gang's tasks are re-adopted (same
 //    attempt and pids, no restart), no GPU is bound twice, and a job submitted after the kill is
 //    accepted by the new leader and its process is running within 5 s of the kill;
-//  - one etcd member killed: nothing happens (the same leader acknowledges on);
+//  - one etcd member killed, or hung: nothing happens (the same leader acknowledges on);
 //  - etcd's quorum lost: no controller acknowledges, healthz says why, and submissions are
 //    acknowledged again once it returns.
 #include <gtest/gtest.h>
@@ -156,7 +156,8 @@ TEST_F(FailoverTest, KillingTheLeaderLosesNoAcknowledgedJobAndReadoptsTheGang) {
       15))
       << gang.dump();
   std::map<std::int64_t, int> gang_pids;  // task id -> pid
-  for (const auto& t : gang["taskList"]) gang_pids[t["id"].get<std::int64_t>()] = t["pid"].get<int>();
+  for (const auto& t : gang["taskList"])
+    gang_pids[t["id"].get<std::int64_t>()] = t["pid"].get<int>();
   const Json old_leader = Leader();
   ASSERT_TRUE(old_leader.is_object());
 
@@ -259,6 +260,22 @@ TEST_F(FailoverTest, OneEtcdMemberKilledChangesNothing) {
   EXPECT_EQ(still, leader) << "the leader changed: " << still.dump();
   std::string body;
   EXPECT_EQ(Health(leader["url"], &body), 200) << body;
+}
+
+TEST_F(FailoverTest, OneEtcdMemberHungChangesNothing) {
+  const Json leader = Leader();
+  ASSERT_TRUE(leader.is_object());
+  ::kill(EtcdMember(0), SIGSTOP);  // answers nothing, connections hang: worse than dead
+  Follower api(urls_);
+  for (int i = 0; i < 20; ++i) {
+    int status = 0;
+    EXPECT_EQ(api.Submit(BatchJob("h-" + std::to_string(i), 0, "1"), "?hold=true", 5, &status),
+              Follower::Outcome::kAcknowledged)
+        << status;
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // past a lease TTL
+  EXPECT_EQ(Leader(), leader);
+  ::kill(EtcdMember(0), SIGCONT);
 }
 
 TEST_F(FailoverTest, LosingQuorumStopsAcknowledgementsUntilItReturns) {
