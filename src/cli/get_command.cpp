@@ -3,7 +3,10 @@
 // (apiVersion, kind, metadata, spec, status; server/job_object.h), a list as a JSON array or
 // YAML sequence, one named job as that object alone, as `kubectl get` does. Nodes and queues
 // keep their flat fields (name, gpuCount, agentUrl, ...). A filter that matches nothing says
-// so; --phase takes any case and refuses a phase that does not exist.
+// so; --phase takes any case and refuses a phase that does not exist. -l selects jobs on their
+// metadata.labels in kubectl's selector syntax (spec/label_selector.h), --user on metadata.user.
+#include <httplib.h>
+
 #include <algorithm>
 #include <array>
 #include <iostream>
@@ -15,6 +18,7 @@
 #include "cli/live_commands.h"
 #include "cli/watch.h"
 #include "spec/job_spec.h"
+#include "spec/label_selector.h"
 
 namespace tessera::cli {
 
@@ -29,6 +33,9 @@ struct GetFlags {
   std::string output;
   std::string queue;
   std::string phase;
+  std::string selector;  // -l: a label selector
+  std::string user;      // --user
+  bool show_labels = false;
   bool watch = false;  // -w: print changes as they happen (watch.h)
   double timeout = 0;  // with -w: stop after this many seconds (0: never)
   EventsQuery events;  // get events: --for, --since, --cycles, --limit
@@ -62,22 +69,34 @@ std::string Filters(const GetFlags& f, const std::string& phase) {
   auto add = [&](const std::string& s) { out += (out.empty() ? "" : " ") + s; };
   if (!f.queue.empty()) add("--queue " + f.queue);
   if (!phase.empty()) add("--phase " + phase);
+  if (!f.selector.empty()) add("-l " + f.selector);
+  if (!f.user.empty()) add("--user " + f.user);
   return out;
 }
 
 std::string JobsPath(const GetFlags& f, const std::string& phase, const std::string& name,
                      bool objects) {
-  std::string path = "/v1/jobs";
-  std::string sep = "?";
-  auto add = [&](const std::string& kv) { path += sep + kv, sep = "&"; };
-  if (!f.queue.empty()) add("queue=" + f.queue);
-  if (!phase.empty()) add("phase=" + phase);
-  if (!name.empty()) add("name=" + name);
-  if (objects) add("view=object");
-  return path;
+  httplib::Params params;
+  if (!f.queue.empty()) params.emplace("queue", f.queue);
+  if (!phase.empty()) params.emplace("phase", phase);
+  if (!name.empty()) params.emplace("name", name);
+  if (!f.selector.empty()) params.emplace("labelSelector", f.selector);
+  if (!f.user.empty()) params.emplace("user", f.user);
+  if (objects) params.emplace("view", "object");
+  return httplib::append_query_params("/v1/jobs", params);
 }
 
-void PrintJobTable(const Json& jobs, bool header = true) {
+// "team=nlp,tier=prod": a job's labels as kubectl's --show-labels prints them.
+std::string LabelsText(const Json& job) {
+  std::string out;
+  if (job.contains("labels") && job["labels"].is_object()) {
+    for (const auto& [k, v] : job["labels"].items())
+      out += (out.empty() ? "" : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : "");
+  }
+  return out.empty() ? "<none>" : out;
+}
+
+void PrintJobTable(const Json& jobs, bool header = true, bool show_labels = false) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& j : jobs) {
     rows.push_back(
@@ -86,10 +105,12 @@ void PrintJobTable(const Json& jobs, bool header = true) {
          Number(j.value("gpus", 0.0)), std::to_string(j.value("attempt", 0)),
          std::to_string(j.value("restarts", 0)), Age(j.value("submitTimeMs", std::int64_t{0})),
          j.value("message", "")});
+    if (show_labels) rows.back().insert(rows.back().end() - 1, LabelsText(j));
   }
-  PrintTable({"QUEUE", "NAME", "KIND", "PHASE", "RUNNING", "GPUS", "ATTEMPT", "RESTARTS", "AGE",
-              "MESSAGE"},
-             rows, header);
+  std::vector<std::string> columns = {"QUEUE", "NAME",    "KIND",     "PHASE", "RUNNING",
+                                      "GPUS",  "ATTEMPT", "RESTARTS", "AGE",   "MESSAGE"};
+  if (show_labels) columns.insert(columns.end() - 1, "LABELS");
+  PrintTable(columns, rows, header);
 }
 
 void PrintNodeTable(const Json& nodes, bool header = true) {
@@ -240,7 +261,7 @@ void Print(Listing what, const Json& items, OutputFormat format, const GetFlags&
   } else if (items.empty()) {
     if (f.names.empty()) std::cout << NothingFound(what, Filters(f, phase)) << "\n";
   } else if (what == Listing::kJobs) {
-    PrintJobTable(items);
+    PrintJobTable(items, true, f.show_labels);
   } else if (what == Listing::kNodes) {
     PrintNodeTable(items);
   } else if (what == Listing::kControllers) {
@@ -273,7 +294,7 @@ Status Watch(ApiClient& api, Listing what, OutputFormat format, const GetFlags& 
       for (const auto& item : items) PrintStructured(item, format);
       std::cout.flush();
     } else if (what == Listing::kJobs) {
-      PrintJobTable(items, header);
+      PrintJobTable(items, header, f.show_labels);
     } else if (what == Listing::kNodes) {
       PrintNodeTable(items, header);
     } else if (what == Listing::kControllers) {
@@ -289,6 +310,9 @@ Status Watch(ApiClient& api, Listing what, OutputFormat format, const GetFlags& 
 Status RunGetEvents(const GetFlags& f, OutputFormat format) {
   if (!f.names.empty()) return InvalidArgument("get events takes no names; use --for job/NAME");
   if (!f.phase.empty()) return InvalidArgument("--phase selects jobs, not events");
+  if (!f.selector.empty() || !f.user.empty()) {
+    return InvalidArgument("-l and --user select jobs, not events");
+  }
   auto url = ResolveServer(f.cluster);
   if (!url) return std::unexpected(url.error());
   ApiClient api(*url);
@@ -309,8 +333,13 @@ Status RunGet(const GetFlags& f) {
   if (!f.events.for_object.empty() || !f.events.since.empty() || f.events.cycles) {
     return InvalidArgument("--for, --since and --cycles select events, not " + Plural(*what));
   }
-  if (*what != Listing::kJobs && (!f.queue.empty() || !f.phase.empty())) {
-    return InvalidArgument("--queue and --phase select jobs, not " + Plural(*what));
+  if (*what != Listing::kJobs && (!f.queue.empty() || !f.phase.empty() || !f.selector.empty() ||
+                                  !f.user.empty() || f.show_labels)) {
+    return InvalidArgument("--queue, --phase, -l, --user and --show-labels select jobs, not " +
+                           Plural(*what));
+  }
+  if (auto sel = LabelSelector::Parse(f.selector); !sel) {
+    return InvalidArgument("-l: " + sel.error().message);
   }
   if (*what == Listing::kControllers && !f.names.empty())
     return InvalidArgument("get controllers takes no names (it lists every controller)");
@@ -353,6 +382,11 @@ void RegisterGetCommand(CLI::App& app) {
   cmd->add_option("--phase", flags->phase,
                   "Only jobs in this phase (Pending, Running, Stopping, Restarting, Cancelling, "
                   "Succeeded, Failed, Cancelled; any case)");
+  cmd->add_option("-l,--selector", flags->selector,
+                  "Only jobs whose metadata.labels match (k=v, k!=v, k in (a,b), k notin (a,b), "
+                  "k, !k; joined by ',')");
+  cmd->add_option("--user", flags->user, "Only jobs of this metadata.user");
+  cmd->add_flag("--show-labels", flags->show_labels, "Jobs: a LABELS column");
   cmd->add_flag("-w,--watch", flags->watch,
                 "After the listing, print each change as it happens (until Ctrl-C or --timeout)");
   cmd->add_option("--timeout", flags->timeout, "With -w: stop watching after this many seconds");

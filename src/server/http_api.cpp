@@ -263,6 +263,12 @@ void ApiServer::JobRoutes() {
             "phase: unknown phase " + Quote(phase) + " (known: " + api::JobPhaseNames() + ")");
       }
     }
+    if (req.has_param("labelSelector")) {
+      auto sel = LabelSelector::Parse(req.get_param_value("labelSelector"));
+      if (!sel) return SendError(res, Error::Code::kInvalidArgument, sel.error().message);
+      f.selector = std::move(*sel);
+    }
+    if (req.has_param("user")) f.user = req.get_param_value("user");
     if (req.has_param("view")) {
       const std::string view = req.get_param_value("view");
       if (view != "summary" && view != "object") {

@@ -184,6 +184,7 @@ Json JobSummary(const ControllerState& state, const JobState& job) {
   }
   if (!message.empty()) j["message"] = message;
   if (!job.spec.user.empty()) j["user"] = job.spec.user;
+  if (!job.spec.labels.empty()) j["labels"] = job.spec.labels;
   return j;
 }
 

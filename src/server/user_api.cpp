@@ -179,6 +179,8 @@ Json UserApi::ListJobs(const JobFilter& filter) {
     if (!filter.queue.empty() && job.rec.queue != filter.queue) return true;
     if (!filter.name.empty() && job.rec.name != filter.name) return true;
     if (filter.phase && JobPhaseOf(job) != *filter.phase) return true;
+    if (!filter.user.empty() && job.spec.user != filter.user) return true;
+    if (!filter.selector.Matches(job.spec.labels)) return true;
     out.push_back(filter.objects ? ResubmittableJob(job.spec, JobSummary(core_.state, job))
                                  : JobSummary(core_.state, job));
     return filter.limit == 0 || out.size() < filter.limit;

@@ -20,6 +20,7 @@
 #include "server/controller_core.h"
 #include "server/job_views.h"
 #include "server/submit_fit.h"
+#include "spec/label_selector.h"
 
 namespace tessera {
 
@@ -30,6 +31,8 @@ struct JobFilter {
   std::size_t limit = 0;               // 0 = no limit
   bool objects = false;                // resubmittable objects (job_object.h) instead of summaries
   bool newest_first = false;           // the newest jobs first, so a limit keeps the newest
+  LabelSelector selector;              // on metadata.labels; empty selects all
+  std::string user;                    // exact metadata.user, or empty
 };
 
 // Where the log of one task is served.

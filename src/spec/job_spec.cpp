@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "spec/document.h"
+#include "spec/label_selector.h"
 #include "spec/text.h"
 
 namespace tessera {
@@ -681,11 +682,37 @@ std::string_view DependencyTypeName(DependencyType type) {
   return type == DependencyType::kAfterOk ? "afterok" : "afterany";
 }
 
+namespace {
+
+// metadata.labels: string values only, as Kubernetes (a YAML `tier: 1` must be quoted).
+void ReadLabels(Validator& val, const Json& labels, std::map<std::string, std::string>& out) {
+  constexpr std::size_t kMaxLabels = 64;
+  if (labels.size() > kMaxLabels) {
+    val.Fail("metadata.labels", "must have at most " + std::to_string(kMaxLabels) +
+                                    " labels, got " + std::to_string(labels.size()));
+    return;
+  }
+  for (const auto& [key, value] : labels.items()) {
+    const std::string f = "metadata.labels." + (FirstInvalidUtf8(key) ? Quote(key) : key);
+    if (auto why = LabelKeyProblem(key); !why.empty()) {
+      val.Fail(f, "not a label key: " + why);
+    } else if (!value.is_string()) {
+      val.Fail(f, "must be a string (quote it), got " + Describe(value));
+    } else if (auto v = value.get<std::string>(); !LabelValueProblem(v).empty()) {
+      val.Fail(f, "not a label value: " + LabelValueProblem(v) + ", got " + Quote(v));
+    } else {
+      out[key] = v;
+    }
+  }
+}
+
+}  // namespace
+
 bool operator==(const JobSpec& a, const JobSpec& b) {
   auto fields = [](const JobSpec& s) {
-    return std::tie(s.kind, s.name, s.queue, s.user, s.priority, s.preemptible, s.gpu_models,
-                    s.gpu_model_speeds, s.topology.require, s.topology.prefer, s.min_workers,
-                    s.max_workers, s.checkpoint_interval_seconds, s.checkpoint_dir,
+    return std::tie(s.kind, s.name, s.queue, s.user, s.labels, s.priority, s.preemptible,
+                    s.gpu_models, s.gpu_model_speeds, s.topology.require, s.topology.prefer,
+                    s.min_workers, s.max_workers, s.checkpoint_interval_seconds, s.checkpoint_dir,
                     s.grace_period_seconds, s.max_restarts, s.env, s.shell, s.working_dir,
                     s.replicas_min, s.replicas_max, s.slo_latency_ms, s.slo_tbt_ms,
                     s.slo_percentile, s.routing_policy, s.routing_block_tokens, s.roles,
@@ -833,7 +860,7 @@ Result<JobSpec> JobSpecFromJson(const Json& doc, std::vector<FieldError>* errors
   }
 
   if (const Json* meta = val.Object(doc, "", "metadata", true)) {
-    val.CheckKeys(*meta, "metadata", {"name", "queue", "user"}, "");
+    val.CheckKeys(*meta, "metadata", {"name", "queue", "user", "labels"}, "");
     if (auto name = val.StringField(*meta, "metadata", "name", 1024, true)) {
       if (name->size() > kMaxNameLength) {
         val.Fail("metadata.name", "must be at most " + std::to_string(kMaxNameLength) +
@@ -858,6 +885,8 @@ Result<JobSpec> JobSpecFromJson(const Json& doc, std::vector<FieldError>* errors
       }
     }
     if (auto user = val.StringField(*meta, "metadata", "user", 256, false)) spec.user = *user;
+    if (const Json* labels = val.Object(*meta, "metadata", "labels", false))
+      ReadLabels(val, *labels, spec.labels);
   }
 
   const Json* s = val.Object(doc, "", "spec", true);
@@ -1265,6 +1294,7 @@ Result<JobSpec> ParseJobSpec(std::string_view text, std::vector<FieldError>* err
 Json JobSpecToJson(const JobSpec& spec) {
   Json meta = {{"name", spec.name}, {"queue", spec.queue}};
   if (!spec.user.empty()) meta["user"] = spec.user;
+  if (!spec.labels.empty()) meta["labels"] = spec.labels;
   Json s = Json::object();
   s["priority"] = spec.priority;
   s["preemptible"] = spec.preemptible;

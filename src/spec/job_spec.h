@@ -74,6 +74,8 @@ struct JobSpec {
   std::string name;
   std::string queue = "default";
   std::string user;  // metadata.user; informational
+  // metadata.labels: what `tessera get jobs -l key=value` selects on (label_selector.h).
+  std::map<std::string, std::string> labels;
   int priority = 0;
   bool preemptible = true;
   std::vector<std::string> gpu_models;  // accepted models; empty = any

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 
 #include "server/process_harness.h"
 
@@ -141,6 +143,78 @@ TEST_F(ObserveCliTest, WatchEventsTopAndCompletion) {
   EXPECT_EQ(complete.out, "gen get\njobs\nnodes\n--watch\n") << complete.out;
   EXPECT_EQ(Tessera({"completion", "zsh"}).exit_code, 0);
   EXPECT_NE(Tessera({"completion", "fish"}).exit_code, 0);
+}
+
+// -l selects jobs on metadata.labels in kubectl's syntax, --user on metadata.user, on a list
+// and on a watch; --show-labels adds the column; a malformed selector or a label of the wrong
+// type is refused naming what is wrong.
+TEST_F(ObserveCliTest, LabelSelectorsAndUserPickJobs) {
+  Watchdog watchdog(90s, "label selector test");
+  Up();
+  auto submit = [&](const std::string& name, const std::string& meta) {
+    const std::string file = dir_.path() + "/" + name + ".yaml";
+    std::ofstream(file) << "apiVersion: tessera/v1\nkind: BatchJob\nmetadata: {name: " << name
+                        << ", " << meta
+                        << "}\nspec: {tasks: 1, gpusPerTask: 1, command: [sleep, '60']}\n";
+    return Tessera({"submit", "--hold", "-f", file});
+  };
+  ASSERT_EQ(submit("a", "user: ana, labels: {team: nlp, tier: prod}").exit_code, 0);
+  ASSERT_EQ(submit("b", "user: bo, labels: {team: nlp, tier: test}").exit_code, 0);
+  ASSERT_EQ(submit("c", "user: ana, labels: {team: vision}").exit_code, 0);
+  auto names = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"get", "jobs"});
+    args.insert(args.end(), {"-o", "json"});
+    auto r = Tessera(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::set<std::string> out;
+    auto j = Json::parse(r.out, nullptr, false);
+    if (j.is_array())
+      for (const auto& job : j) out.insert(job["metadata"].value("name", ""));
+    return out;
+  };
+  using Names = std::set<std::string>;
+  EXPECT_EQ(names({"-l", "team=nlp"}), (Names{"a", "b"}));
+  EXPECT_EQ(names({"-l", "team=nlp,tier!=test"}), (Names{"a"}));
+  EXPECT_EQ(names({"-l", "tier!=test"}), (Names{"a", "c"})) << "!= also selects the unlabelled";
+  EXPECT_EQ(names({"-l", "team in (vision, audio)"}), (Names{"c"}));
+  EXPECT_EQ(names({"-l", "!tier"}), (Names{"c"}));
+  EXPECT_EQ(names({"--user", "ana"}), (Names{"a", "c"}));
+  EXPECT_EQ(names({"--user", "ana", "-l", "tier"}), (Names{"a"}));
+
+  auto table = Tessera({"get", "jobs", "-l", "team=nlp", "--show-labels"});
+  EXPECT_NE(table.out.find("LABELS"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("team=nlp,tier=prod"), std::string::npos) << table.out;
+  auto none = Tessera({"get", "jobs", "-l", "team=audio"});
+  EXPECT_EQ(none.out, "No jobs match -l team=audio.\n");
+
+  const std::string watch_out = dir_.path() + "/watch-l.txt";
+  const pid_t watch = Spawn({tessera_, "get", "jobs", "-w", "-l", "team=vision", "--timeout", "20"},
+                            watch_out, {"TESSERA_STATE=" + state_.path()});
+  ASSERT_TRUE(WaitFor([&] { return ReadFile(watch_out).find(" c ") != std::string::npos; }, 10))
+      << ReadFile(watch_out);
+  ASSERT_EQ(Tessera({"release", "a"}).exit_code, 0);  // not selected: never printed
+  ASSERT_EQ(Tessera({"release", "c"}).exit_code, 0);
+  EXPECT_TRUE(WaitFor([&] { return ReadFile(watch_out).find("Running") != std::string::npos; }, 20))
+      << ReadFile(watch_out);
+  Stop(watch);
+  std::istringstream rows(ReadFile(watch_out));
+  for (std::string line; std::getline(rows, line);) {
+    std::istringstream cols(line);
+    std::string queue, name;
+    cols >> queue >> name;
+    EXPECT_NE(name, "a") << "a job the selector leaves out was printed: " << line;
+  }
+
+  auto bad = Tessera({"get", "jobs", "-l", "team in (nlp"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("unclosed '('"), std::string::npos) << bad.err;
+  auto typed = submit("d", "labels: {tier: 1}");
+  EXPECT_NE(typed.exit_code, 0);
+  EXPECT_NE(typed.err.find("metadata.labels.tier: must be a string (quote it)"), std::string::npos)
+      << typed.err;
+  auto key = submit("e", "labels: {'-bad': x}");
+  EXPECT_NE(key.exit_code, 0);
+  EXPECT_NE(key.err.find("metadata.labels.-bad: not a label key"), std::string::npos) << key.err;
 }
 
 }  // namespace

@@ -81,6 +81,32 @@ TEST(JobSpecTest, CanonicalJsonRoundTrips) {
   EXPECT_EQ(*from_yaml, *spec);
 }
 
+// metadata.labels: kept, printed back, compared; values must be strings, keys valid.
+TEST(JobSpecTest, LabelsRoundTripAndAreChecked) {
+  auto spec = ParseJobSpec(
+      "apiVersion: tessera/v1\nkind: BatchJob\nmetadata: {name: eval, labels: {team: nlp, "
+      "example.com/tier: prod}}\nspec: {tasks: 1, gpusPerTask: 1, command: [true]}\n");
+  ASSERT_TRUE(spec.has_value()) << spec.error().message;
+  EXPECT_EQ(spec->labels,
+            (std::map<std::string, std::string>{{"team", "nlp"}, {"example.com/tier", "prod"}}));
+  auto again = ParseJobSpec(DumpJson(JobSpecToJson(*spec)));
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(*again, *spec);
+  auto other = *spec;
+  other.labels["team"] = "vision";
+  EXPECT_FALSE(other == *spec);
+  auto bad = ParseJobSpec(
+      "apiVersion: tessera/v1\nkind: BatchJob\nmetadata: {name: eval, labels: {tier: 1, "
+      "'a b': x, ok: 'not ok'}}\nspec: {tasks: 1, gpusPerTask: 1, command: [true]}\n");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("metadata.labels.tier: must be a string"), std::string::npos)
+      << bad.error().message;
+  EXPECT_NE(bad.error().message.find("metadata.labels.a b: not a label key"), std::string::npos)
+      << bad.error().message;
+  EXPECT_NE(bad.error().message.find("metadata.labels.ok: not a label value"), std::string::npos)
+      << bad.error().message;
+}
+
 TEST(JobSpecTest, JsonAndYamlGiveTheSameSpec) {
   const std::string json = R"({"apiVersion":"tessera/v1","kind":"BatchJob",
     "metadata":{"name":"eval"},"spec":{"tasks":4,"gpusPerTask":"0.5","command":["python3","eval.py"]}})";
