@@ -33,6 +33,7 @@
 #include "sim/queue_file.h"
 #include "sim/replay_simulation.h"
 #include "sim/report/html_report.h"
+#include "sim/report/html_util.h"
 #include "sim/report/verdict.h"
 #include "sim/summary.h"
 #include "sim/trace/trace_reader.h"
@@ -117,23 +118,79 @@ bool WriteFile(const std::filesystem::path& p, const std::string& content) {
   return static_cast<bool>(f);
 }
 
+// One row per policy, once all have run: each duration column in the unit the report gives it
+// (report::PickTimeUnit over the column's values), so that both show the same figures.
+void PrintReplayTable(const nlohmann::json& results) {
+  struct DurationColumn {
+    const char* group;
+    const char* member;  // nullptr: the group is the value
+    const char* title;
+  };
+  constexpr DurationColumn kColumns[] = {{"jct_seconds", "mean", "JCT mean"},
+                                         {"jct_seconds", "p95", "JCT p95"},
+                                         {"queue_seconds", "mean", "queue mean"},
+                                         {"makespan_seconds", nullptr, "makespan"}};
+  auto value = [](const nlohmann::json& r, const DurationColumn& c) -> const nlohmann::json& {
+    return c.member != nullptr ? r[c.group][c.member] : r[c.group];
+  };
+  std::vector<report::TimeUnit> units;
+  std::cout << fmt::format("{:<16}", "policy");
+  for (const auto& c : kColumns) {
+    double max_seconds = 0;
+    for (const auto& r : results) {
+      if (value(r, c).is_number()) max_seconds = std::max(max_seconds, value(r, c).get<double>());
+    }
+    units.push_back(report::PickTimeUnit(max_seconds));
+    std::cout << fmt::format(" {:>12}", fmt::format("{} {}", c.title, units.back().short_name));
+  }
+  std::cout << fmt::format(" {:>10} {:>9} {:>8}\n", "GPU alloc", "preempts", "unsched");
+  for (const auto& r : results) {
+    const std::string policy = r["policy"].get<std::string>();
+    std::cout << fmt::format("{:<16}", r.value("oracle", false) ? policy + " (oracle)" : policy);
+    for (std::size_t i = 0; i < std::size(kColumns); ++i) {
+      const auto& v = value(r, kColumns[i]);
+      std::cout << fmt::format(
+          " {:>12}", v.is_number() ? fmt::format("{:.1f}", v.get<double>() / units[i].seconds)
+                                   : std::string("-"));
+    }
+    std::cout << fmt::format(
+        " {:>9.1f}% {:>9} {:>8}\n", 100 * r["gpu_allocation_ratio"].get<double>(),
+        r["preemptions"].get<std::int64_t>(), r["jobs"]["unschedulable"].get<std::int64_t>());
+  }
+}
+
 // Per leaf queue and policy: entitlement, share received, JCT and queueing (small trees only;
 // summary.json has every queue).
 void PrintQueueTable(const nlohmann::json& results, const QueueTree& tree) {
   if (tree.leaves().size() > 24) return;
+  // One unit for the table's durations, over every queue, as the report's queue table picks.
+  double max_seconds = 0;
+  for (const auto& r : results) {
+    for (const auto& [name, q] : r["queues"].items()) {
+      for (const char* metric : {"jct_seconds", "queue_seconds"}) {
+        for (const char* stat : {"mean", "p95"}) {
+          if (q[metric][stat].is_number())
+            max_seconds = std::max(max_seconds, q[metric][stat].get<double>());
+        }
+      }
+    }
+  }
+  const report::TimeUnit unit = report::PickTimeUnit(max_seconds);
   std::cout << fmt::format("\n{:<28} {:<10} {:>8} {:>8} {:>12} {:>12} {:>9} {:>10}\n", "queue",
-                           "policy", "entitled", "share", "JCT mean s", "queue mean s", "preempts",
-                           "GPU-h lost");
+                           "policy", "entitled", "share",
+                           fmt::format("JCT mean {}", unit.short_name),
+                           fmt::format("queue mean {}", unit.short_name), "preempts", "GPU-h lost");
   for (int leaf : tree.leaves()) {
     const std::string& path = tree.node(leaf).path;
     for (const auto& r : results) {
       const auto& q = r["queues"][path];
       std::cout << fmt::format(
-          "{:<28} {:<10} {:>7.1f}% {:>7.1f}% {:>12.0f} {:>12.0f} {:>9} {:>10.1f}\n", path,
+          "{:<28} {:<10} {:>7.1f}% {:>7.1f}% {:>12.1f} {:>12.1f} {:>9} {:>10.1f}\n", path,
           r["policy"].get<std::string>(), 100 * q["entitlement"].get<double>(),
-          100 * q["share_mean"].get<double>(), q["jct_seconds"]["mean"].get<double>(),
-          q["queue_seconds"]["mean"].get<double>(), q["preemptions"].get<std::int64_t>(),
-          q["gpu_hours_lost_to_preemption"].get<double>());
+          100 * q["share_mean"].get<double>(),
+          q["jct_seconds"]["mean"].get<double>() / unit.seconds,
+          q["queue_seconds"]["mean"].get<double>() / unit.seconds,
+          q["preemptions"].get<std::int64_t>(), q["gpu_hours_lost_to_preemption"].get<double>());
     }
   }
 }
@@ -471,9 +528,6 @@ int RunSim(const SimFlags& flags) {
         {"leaves", tree->leaves().size()},
         {"reclaim_grace_seconds", ToSeconds(tree->reclaim_grace())}};
     const auto policies = SplitCommas(flags.policies.empty() ? "fifo" : flags.policies);
-    std::cout << fmt::format("{:<16} {:>12} {:>12} {:>12} {:>12} {:>10} {:>9} {:>8}\n", "policy",
-                             "JCT mean s", "JCT p95 s", "queue mean s", "makespan s", "GPU alloc",
-                             "preempts", "unsched");
     for (const auto& p : policies) {
       ReplayOptions options;
       options.scheduler.queue_policy = p;
@@ -491,14 +545,9 @@ int RunSim(const SimFlags& flags) {
       auto j = ReplayResultJson(*r);
       std::cerr << fmt::format("  {} done: {} events, {} scheduling cycles, {:.2f} s\n", p,
                                r->event_count, r->schedule_calls, r->wall_seconds);
-      const std::string label = r->oracle ? p + " (oracle)" : p;
-      std::cout << fmt::format("{:<16} {:>12} {:>12} {:>12} {:>12} {:>9.1f}% {:>9} {:>8}\n", label,
-                               Fmt(j["jct_seconds"]["mean"]), Fmt(j["jct_seconds"]["p95"]),
-                               Fmt(j["queue_seconds"]["mean"]), Fmt(j["makespan_seconds"]),
-                               100 * j["gpu_allocation_ratio"].get<double>(), r->preemptions,
-                               j["jobs"]["unschedulable"].get<std::int64_t>());
       summary["results"].push_back(std::move(j));
     }
+    PrintReplayTable(summary["results"]);
     PrintQueueTable(summary["results"], *tree);
   }
   return WriteSummaryAndReport(flags.out, summary);

@@ -31,6 +31,7 @@
 #include "server/metrics_view.h"
 #include "server/node_operations.h"
 #include "server/scheduling_cycle.h"
+#include "server/service_signals.h"
 #include "server/user_api.h"
 
 namespace tessera {
@@ -121,12 +122,15 @@ class Controller {
   int RunSchedulingCycle() { return cycle_.Run(); }
   // Marks nodes that missed the heartbeat timeout Lost and recovers their units.
   void CheckLiveness() { agents_.CheckLiveness(); }
+  // One autoscale tick: reads the autoscaled services' signals, scales and drains.
+  void RunAutoscaleTick(SignalReader& reader);
 
  private:
   Controller(Store* store, ControllerOptions options, std::set<std::string> leaf_queues);
 
   void SchedulerLoop();
   void LivenessLoop();
+  void AutoscaleLoop();
 
   ControllerCore core_;
   UserApi users_;
@@ -136,6 +140,7 @@ class Controller {
   MetricsView metrics_view_;
   std::thread scheduler_thread_;
   std::thread liveness_thread_;
+  std::thread autoscale_thread_;
 };
 
 }  // namespace tessera

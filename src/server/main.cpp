@@ -50,6 +50,8 @@ struct Flags {
   double header_timeout_s = 10;
   double body_timeout_s = 30;
   double idle_timeout_s = 5;
+  std::string gateway;
+  int autoscale_interval_ms = 1000;
   std::string store = "sqlite";
   std::string etcd_endpoints;
   std::string etcd_prefix = "/tessera/";
@@ -148,6 +150,13 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
   AddLimitFlags(app, f);
+  app.add_option("--gateway", f.gateway,
+                 "tessera-gateway URL whose per-replica in-flight counts and TTFT histogram the "
+                 "autoscaler reads (docs/autoscaling.md); none: the replicas' /metrics only");
+  app.add_option("--autoscale-interval-ms", f.autoscale_interval_ms,
+                 "Milliseconds between autoscaling decisions for autoscaled InferenceServices")
+      ->capture_default_str()
+      ->check(CLI::Range(100, 600000));
   AddStoreFlags(app, f);
 }
 
@@ -202,6 +211,8 @@ Result<tessera::ControllerOptions> OptionsFrom(const Flags& f) {
   if (auto s = tessera::CheckControllerOptions(options); !s) return std::unexpected(s.error());
   options.heartbeat_timeout_ms = static_cast<tessera::Tick>(f.heartbeat_timeout_s * 1000);
   options.heartbeat_interval_ms = static_cast<tessera::Tick>(f.heartbeat_interval_s * 1000);
+  options.gateway_url = f.gateway;
+  options.autoscale_interval_ms = f.autoscale_interval_ms;
   return options;
 }
 

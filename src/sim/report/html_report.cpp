@@ -27,7 +27,9 @@ namespace {
 using nlohmann::json;
 using report::FormatNumber;
 using report::HtmlEscape;
+using report::PickTimeUnit;
 using report::Point;
+using report::TimeUnit;
 
 constexpr std::size_t kMaxPointsPerLine = 2000;
 constexpr int kDefaultDemandMaxPercent = 130;
@@ -115,19 +117,6 @@ bool HasNumber(const json* arr) {
 
 // ---------------------------------------------------------------------------------------------
 // Units.
-
-struct TimeUnit {
-  double seconds;
-  std::string_view long_name;
-  std::string_view short_name;
-};
-
-TimeUnit PickTimeUnit(double max_seconds) {
-  if (max_seconds >= 2 * 86400) return {86400, "days", "d"};
-  if (max_seconds >= 2 * 3600) return {3600, "hours", "h"};
-  if (max_seconds >= 2 * 60) return {60, "minutes", "min"};
-  return {1, "seconds", "s"};
-}
 
 double MaxX(const std::vector<Point>& points) { return points.empty() ? 0 : points.back().x; }
 

@@ -162,4 +162,11 @@ std::string FormatNumber(double value) {
   return fmt::format("{:.3g}", value);
 }
 
+TimeUnit PickTimeUnit(double max_seconds) {
+  if (max_seconds >= 2 * 86400) return {86400, "days", "d"};
+  if (max_seconds >= 2 * 3600) return {3600, "hours", "h"};
+  if (max_seconds >= 2 * 60) return {60, "minutes", "min"};
+  return {1, "seconds", "s"};
+}
+
 }  // namespace tessera::report

@@ -33,6 +33,16 @@ std::vector<Point> Downsample(const std::vector<Point>& points, std::size_t max_
 // Rounds to `digits` significant digits, so that the inline JSON stays short.
 double RoundSignificant(double value, int digits);
 
+// The unit durations of about `max_seconds` are shown in: at least two of it (s, min, h, d).
+// The report's tables and charts and `tessera sim`'s tables pick units with it, so that both
+// show the same figure in the same unit.
+struct TimeUnit {
+  double seconds;
+  std::string_view long_name;
+  std::string_view short_name;
+};
+TimeUnit PickTimeUnit(double max_seconds);
+
 // "1,234,567" for integers; for fractions about three significant digits ("12.3", "0.0457").
 std::string FormatNumber(double value);
 
