@@ -44,46 +44,6 @@ ServiceScale& ScaleOf(ControllerState& state, const JobState& job) {
   return it->second;
 }
 
-// What the replicas report, as one sample of the service's metric.
-AutoscaleSample SampleOf(const JobSpec& spec, const ScaleTarget& target,
-                         const ServiceSignals& signals, Tick now) {
-  AutoscaleSample s;
-  s.at = now;
-  double kv_sum = 0;
-  for (const ScaleTarget::Replica& r : target.replicas) {
-    if (r.draining) continue;
-    auto it = signals.replicas.find(r.url);
-    if (it == signals.replicas.end() || !it->second.answered) continue;
-    const ReplicaSignal& sig = it->second;
-    ++s.replicas;
-    switch (spec.autoscaling->metric) {
-      case AutoscaleMetric::kInFlightRequests:
-        s.value += sig.gateway_in_flight.value_or(sig.running + sig.waiting);
-        break;
-      case AutoscaleMetric::kQueueLength:
-        s.value += sig.waiting;
-        break;
-      case AutoscaleMetric::kKvCacheUtilization:
-        kv_sum += sig.kv_usage;
-        break;
-      case AutoscaleMetric::kTtftP90:
-        break;
-    }
-  }
-  // Requests the gateway holds for want of a replica: in flight as far as the service is
-  // concerned, and what scales it from zero.
-  s.waiting = signals.awaiting_replica;
-  if (IsSummedMetric(spec.autoscaling->metric)) s.value += signals.awaiting_replica;
-  if (spec.autoscaling->metric == AutoscaleMetric::kKvCacheUtilization && s.replicas > 0)
-    s.value = kv_sum / s.replicas;
-  if (spec.autoscaling->metric == AutoscaleMetric::kTtftP90) {
-    // No request finished its prefill since the last tick: nothing to say about the latency.
-    if (!signals.ttft_p90_ms || spec.slo_latency_ms <= 0) s.replicas = 0;
-    s.value = signals.ttft_p90_ms.value_or(0) / std::max(1, spec.slo_latency_ms);
-  }
-  return s;
-}
-
 double InFlightOn(const ServiceSignals& signals, const std::string& url, bool& answered) {
   auto it = signals.replicas.find(url);
   answered = it != signals.replicas.end() && it->second.answered;
@@ -136,6 +96,45 @@ ServiceDecision DecideDrains(const JobState& job, const ServiceScale& scale,
 
 bool IsAutoscaled(const JobState& job) {
   return job.spec.kind == WorkloadKind::kInference && job.spec.autoscaling.has_value();
+}
+
+AutoscaleSample ServiceSample(const JobSpec& spec, const ScaleTarget& target,
+                              const ServiceSignals& signals, Tick now) {
+  AutoscaleSample s;
+  s.at = now;
+  double kv_sum = 0;
+  for (const ScaleTarget::Replica& r : target.replicas) {
+    if (r.draining) continue;
+    auto it = signals.replicas.find(r.url);
+    if (it == signals.replicas.end() || !it->second.answered) continue;
+    const ReplicaSignal& sig = it->second;
+    ++s.replicas;
+    switch (spec.autoscaling->metric) {
+      case AutoscaleMetric::kInFlightRequests:
+        s.value += sig.gateway_in_flight.value_or(sig.running + sig.waiting);
+        break;
+      case AutoscaleMetric::kQueueLength:
+        s.value += sig.waiting;
+        break;
+      case AutoscaleMetric::kKvCacheUtilization:
+        kv_sum += sig.kv_usage;
+        break;
+      case AutoscaleMetric::kTtftP90:
+        break;
+    }
+  }
+  // Requests the gateway holds for want of a replica: in flight as far as the service is
+  // concerned, and what scales it from zero.
+  s.waiting = signals.awaiting_replica;
+  if (IsSummedMetric(spec.autoscaling->metric)) s.value += signals.awaiting_replica;
+  if (spec.autoscaling->metric == AutoscaleMetric::kKvCacheUtilization && s.replicas > 0)
+    s.value = kv_sum / s.replicas;
+  if (spec.autoscaling->metric == AutoscaleMetric::kTtftP90) {
+    // No request finished its prefill since the last tick: nothing to say about the latency.
+    if (!signals.ttft_p90_ms || spec.slo_latency_ms <= 0) s.replicas = 0;
+    s.value = signals.ttft_p90_ms.value_or(0) / std::max(1, spec.slo_latency_ms);
+  }
+  return s;
 }
 
 int FreeReplicaSlots(const ControllerState& state, const JobState& job) {
@@ -223,7 +222,7 @@ Status ApplyScalingLocked(ControllerCore& core, const std::vector<ScaleTarget>& 
     });
     auto sit = signals.find(target.service);
     const ServiceSignals& sig = sit != signals.end() ? sit->second : kNone;
-    const AutoscaleSample sample = SampleOf(job.spec, target, sig, now);
+    const AutoscaleSample sample = ServiceSample(job.spec, target, sig, now);
     scale.last_value = sample.value;
     scale.last_measured = sample.replicas;
     const int before = scale.desired;

@@ -46,6 +46,13 @@ std::vector<ScaleTarget> ScaleTargets(const ControllerState& state);
 std::map<std::string, std::vector<std::string>> ReplicaUrls(
     const std::vector<ScaleTarget>& targets);
 
+// What the replicas (and the gateway) report, as one sample of the service's metric: the
+// serving replicas that answered; in-flight from the gateway where it counts the replica,
+// else the engine's running + waiting; requests the gateway holds for want of a replica count
+// as in flight and as waiting (scale from zero); TTFT p90 ÷ spec.slo.ttftMs.
+AutoscaleSample ServiceSample(const JobSpec& spec, const ScaleTarget& target,
+                              const ServiceSignals& signals, Tick now);
+
 struct DrainOptions {
   Tick min_ms = 1000;       // at least this long out of the gateway's set before it is stopped
   Tick timeout_ms = 60000;  // stopped after this long even with requests in flight

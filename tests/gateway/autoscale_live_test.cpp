@@ -170,6 +170,20 @@ TEST(AutoscaleLive, LoadStepStartsAReplicaThatServes) {
                                         {"tessera_gpu_utilization_window_max_ratio"}))
     busiest = std::max(busiest, m.value);
   EXPECT_GT(busiest, 0.05) << s.cluster.Get("/metrics").body;
+  // tessera top nodes shows the reported figures for both replicas' nodes (each engine writes
+  // its usage file every 500 ms, the agents report at each heartbeat).
+  CommandResult top;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        top = RunCommand(
+            {BinDir() + "/tessera", "top", "nodes", "--server", s.cluster.url(), "-o", "json"}, 20);
+        const Json nodes = Json::parse(top.out, nullptr, false);
+        int reported = 0;
+        for (const auto& n : nodes) reported += n.value("usageSource", "") == "reported";
+        return top.exit_code == 0 && reported == 2;
+      },
+      5))
+      << top.out << top.err;
 }
 
 TEST(AutoscaleLive, LoadFallingDrainsAReplicaWithNoFailedRequest) {
