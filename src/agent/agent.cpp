@@ -101,10 +101,14 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
   if (ec) return IoError("--state " + options.state_dir + ": " + ec.message());
   options.state_dir = std::filesystem::canonical(options.state_dir, ec).string();
   if (ec) return IoError("--state: " + ec.message());
-  for (const char* sub : {"/logs", "/tasks", "/work"}) {
+  for (const char* sub : {"/logs", "/tasks", "/work", "/usage"}) {
     std::filesystem::create_directories(options.state_dir + sub, ec);
     if (ec) return IoError("cannot create " + options.state_dir + sub + ": " + ec.message());
   }
+  // Tasks run as other users write their usage files here too (a sticky directory, as /tmp).
+  std::filesystem::permissions(options.state_dir + "/usage",
+                               std::filesystem::perms::all | std::filesystem::perms::sticky_bit,
+                               ec);
   auto servers = ControllerUrls::Parse(options.server_url);
   if (!servers) return std::unexpected(servers.error());
   std::unique_ptr<Agent> agent(new Agent(std::move(options)));
@@ -121,6 +125,9 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
     agent->inventory_ = std::move(*inv);
   } else if (auto inv = NvmlGpus()) {
     agent->inventory_ = std::move(*inv);
+    std::string why;
+    agent->nvml_ = NvmlUsage::Open(&why);
+    if (!agent->nvml_) Log(o.node, "GPU usage: " + why + "; tasks' usage files only");
   } else {
     agent->inventory_.source = "none (" + inv.error().message + "; use --simulate-gpus 8xH100)";
   }
@@ -350,11 +357,27 @@ TaskReport Agent::ReportOf(const std::int64_t id, const LocalTask& t) const {
   return r;
 }
 
+void Agent::AddUsageLocked(std::int64_t id, const LocalTask& t, HeartbeatRequest& req) {
+  if (t.state != ReportedState::kRunning || t.alive.empty()) return;
+  std::int64_t memory_bytes = 0;
+  if (!t.launch.gpus.empty() && !inventory_.gpus.empty()) {
+    const auto g = static_cast<std::size_t>(t.launch.gpus[0]);
+    if (g < inventory_.gpus.size()) memory_bytes = inventory_.gpus[g].memory_mib * 1048576;
+  }
+  usage_reader_.Read(id, t.node, TaskUsagePath(options_.state_dir, id), t.launch.gpus, memory_bytes,
+                     req.usage);
+}
+
 HeartbeatRequest Agent::BuildRequest(const std::string& node) {
   std::lock_guard lock(mu_);
   HeartbeatRequest req;
   for (const auto& [id, t] : tasks_) {
-    if (t.node == node) req.tasks.push_back(ReportOf(id, t));
+    if (t.node != node) continue;
+    req.tasks.push_back(ReportOf(id, t));
+    AddUsageLocked(id, t, req);
+  }
+  if (nvml_) {
+    for (GpuUsageReport& r : nvml_->Read()) req.usage.push_back(r);
   }
   return req;
 }
@@ -397,6 +420,7 @@ NodesHeartbeatRequest Agent::BuildNodesRequest() {
   for (const auto& [id, t] : tasks_) {
     if (auto it = req.nodes.find(t.node); it != req.nodes.end()) {
       it->second.tasks.push_back(ReportOf(id, t));
+      AddUsageLocked(id, t, it->second);
     }
   }
   return req;
@@ -571,6 +595,9 @@ void Agent::Apply(const std::map<std::string, HeartbeatReply>& replies) {
         continue;
       tasks_.erase(it);
       Unpersist(id);
+      usage_reader_.Forget(id);
+      std::error_code ec;
+      std::filesystem::remove(TaskUsagePath(options_.state_dir, id), ec);
     }
   }
 }

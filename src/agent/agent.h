@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,8 @@
 #include "agent/agent_metrics.h"
 #include "agent/gpu_inventory.h"
 #include "agent/launcher.h"
+#include "agent/nvml_usage.h"
+#include "agent/task_usage.h"
 #include "core/status.h"
 #include "spec/controller_urls.h"
 #include "spec/protocol.h"
@@ -132,6 +135,8 @@ class Agent {
   void ReapLocked(Finished& finished);
   void FinishLocked(LocalTask& t, Finished& finished);
   TaskReport ReportOf(const std::int64_t id, const LocalTask& t) const;
+  // Adds what a running task wrote to its usage file to `req` (task_usage.h).
+  void AddUsageLocked(std::int64_t id, const LocalTask& t, HeartbeatRequest& req);
   void Persist(std::int64_t id, const LocalTask& t) const;
   void Unpersist(std::int64_t id) const;
   void RecoverLeftovers();
@@ -146,7 +151,8 @@ class Agent {
   void StopAllTasks();
 
   AgentOptions options_;
-  GpuInventory inventory_;  // of the first node (every emulated node has the same)
+  GpuInventory inventory_;           // of the first node (every emulated node has the same)
+  std::unique_ptr<NvmlUsage> nvml_;  // real GPUs with a driver: their measured use
   std::vector<ServedNode> nodes_;
   LaunchSettings settings_;
   TaskCgroups cgroups_;
@@ -167,6 +173,9 @@ class Agent {
   std::unique_ptr<httplib::Server> log_server_;
   std::thread log_thread_;
   AgentMetrics metrics_;
+  TaskUsageReader usage_reader_{[](const std::string& node, const std::string& msg) {
+    std::fprintf(stderr, "tessera-agent[%s]: %s\n", node.c_str(), msg.c_str());
+  }};
   std::atomic<Tick> last_heartbeat_ok_ms_{0};  // when a heartbeat was last answered with 200
   // TaskReport::seq of the last report built. Starts at the wall clock in microseconds, so
   // that a restarted agent's reports still order after its predecessor's.

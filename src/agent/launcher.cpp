@@ -15,6 +15,8 @@
 #include <fstream>
 #include <map>
 
+#include "agent/task_usage.h"
+#include "spec/gpu_usage_file.h"
 #include "spec/job_spec.h"
 
 extern char** environ;
@@ -265,6 +267,8 @@ std::vector<std::string> TaskEnvironment(const TaskLaunch& t, int local_rank,
   set("TESSERA_TASK_ID", std::to_string(t.task_id));
   set("TESSERA_ATTEMPT", std::to_string(t.attempt));
   set("TESSERA_NODE", s.node);
+  // The file the task may write its GPU use to (docs/gpu-usage.md); the agent reports it.
+  set(kGpuUsageFileEnv, TaskUsagePath(s.state_dir, t.task_id));
   if (s.simulated_gpus) {
     set("TESSERA_SIMULATED_GPUS", "1");
   } else {

@@ -1,8 +1,11 @@
 // `tessera top nodes|jobs`: GPU allocation and use, like `kubectl top`. Allocation comes from
 // the controller (GET /v1/nodes, /v1/jobs); use from each agent's own /metrics (utilisation
 // and memory per GPU, agent_metrics.h), asked once per agent, so a tessera-agent emulating a
-// thousand nodes is one request. Simulated GPUs say so: their "use" is the share their tasks
-// hold while a process lives, not a measurement.
+// thousand nodes is one request. Where the agents reported usage in their heartbeats (the
+// controller's gpuUsage per node: NVML, or what the tasks wrote to their usage files, e.g. the
+// simulated engine's busy fraction), nodes show that instead (docs/gpu-usage.md). Simulated
+// GPUs say so; without a report their "use" is the share their tasks hold while a process
+// lives, not a measurement.
 
 #include <algorithm>
 #include <iostream>
@@ -63,6 +66,16 @@ Status TopNodes(ApiClient& api, OutputFormat format) {
         sum.memory_total_bytes += it->second.memory_total_bytes;
       }
     }
+    // The controller's feed (what the tasks or NVML reported in heartbeats) replaces the
+    // agent's allocated-share stand-in where there is one.
+    const bool reported = n.contains("gpuUsage") && n["gpuUsage"].is_array();
+    if (reported) {
+      sum.utilization = sum.memory_used_bytes = 0;
+      for (const auto& g : n["gpuUsage"]) {
+        sum.utilization += g.value("utilization", 0.0);
+        sum.memory_used_bytes += g.value("memoryUsedBytes", 0.0);
+      }
+    }
     const double allocated = n.value("gpusAllocated", 0.0);
     const double util = count > 0 ? sum.utilization / count : 0;
     const bool simulated = n.value("simulated", false);
@@ -73,7 +86,8 @@ Status TopNodes(ApiClient& api, OutputFormat format) {
                    {"gpuUtilization", util},
                    {"gpuMemoryUsedBytes", sum.memory_used_bytes},
                    {"gpuMemoryTotalBytes", sum.memory_total_bytes},
-                   {"simulated", simulated}});
+                   {"simulated", simulated},
+                   {"usageSource", reported ? "reported" : "allocated-share"}});
     rows.push_back({name, n.value("status", ""), Number(allocated) + "/" + std::to_string(count),
                     Percent(count > 0 ? allocated / count : 0), Percent(util),
                     GiB(sum.memory_used_bytes) + "/" + GiB(sum.memory_total_bytes),

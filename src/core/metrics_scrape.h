@@ -1,6 +1,7 @@
 // Reads the Prometheus text format back (for `tessera top` and the controller's GET /v1/usage,
-// which ask each agent's /metrics for its GPUs' utilisation and memory): one sample per line,
-// NAME{LABEL="VALUE",...} VALUE, comments and malformed lines skipped.
+// which ask each agent's /metrics for its GPUs' utilisation and memory, and the autoscaler,
+// which asks each replica's for its load): one sample per line, NAME{LABEL="VALUE",...} VALUE,
+// comments and malformed lines skipped.
 #pragma once
 
 #include <map>

@@ -172,6 +172,7 @@ void EngineRunner::Loop() {
     lock.lock();
     serve::StepOutcome out = replica_.FinishStep();
     ++counters_.steps;
+    counters_.busy_seconds += static_cast<double>(micros) * options_.time_scale / 1e6;
     for (const serve::Admission& a : out.admitted) {
       counters_.prefix_hits_tokens += a.gpu_hit_tokens + a.host_hit_tokens;
       if (auto it = streams_.find(a.id); it != streams_.end()) {

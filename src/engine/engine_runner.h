@@ -81,6 +81,7 @@ struct EngineCounters {
   std::int64_t prompt_tokens = 0, generation_tokens = 0, successes = 0;
   std::int64_t rejected_queue_full = 0, rejected_too_long = 0;
   std::int64_t steps = 0;
+  double busy_seconds = 0;  // wall time spent in modelled steps (the GPU's busy time)
 };
 
 class EngineRunner {

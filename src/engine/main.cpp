@@ -10,11 +10,14 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "engine/engine_http.h"
 #include "engine/engine_runner.h"
+#include "engine/usage_file_writer.h"
 #include "spec/engine_profile_yaml.h"
+#include "spec/gpu_usage_file.h"
 
 namespace {
 
@@ -82,6 +85,10 @@ int main(int argc, char** argv) {
   if (max_context > 0) options.profile.max_context_tokens = max_context;
   if (model.empty()) model = profile->model;
   engine::EngineRunner runner(options);
+  // Under a Tessera agent: report the simulated GPU's use (docs/gpu-usage.md).
+  std::unique_ptr<engine::UsageFileWriter> usage;
+  if (const char* path = std::getenv(kGpuUsageFileEnv); path != nullptr && *path != '\0')
+    usage = std::make_unique<engine::UsageFileWriter>(runner, path, 500);
   engine::EngineHttpInfo info{model, profile->name};
   httplib::Server server;
   server.new_task_queue = [threads] {

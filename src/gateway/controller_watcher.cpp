@@ -58,6 +58,8 @@ std::optional<ServiceConfig> ServiceFromJobDetail(
   if (auto tasks = job.find("taskList"); tasks != job.end() && tasks->is_array()) {
     for (const Json& t : *tasks) {
       if (Field<std::string>(t, "state", "") != "Running") continue;
+      // A replica the autoscaler is removing takes no new requests; it finishes its own.
+      if (Field<bool>(t, "draining", false)) continue;
       std::string address = Field<std::string>(t, "masterAddr", "127.0.0.1");
       if (auto a = node_addresses.find(Field<std::string>(t, "node", ""));
           a != node_addresses.end() && !a->second.empty()) {

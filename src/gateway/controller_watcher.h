@@ -3,7 +3,8 @@
 // at least every wait period, it re-reads the services (GET /v1/jobs, /v1/jobs/{queue}/{name})
 // and the nodes' addresses (GET /v1/nodes) and hands the whole set to the registry. Requests
 // never wait on the controller. A replica's endpoint is http://<its node's address>:<master
-// port + rank> (spec/protocol.h InferenceReplicaPort, the TESSERA_PORT its agent sets).
+// port + rank> (spec/protocol.h InferenceReplicaPort, the TESSERA_PORT its agent sets). A
+// replica the controller drains ("draining": true, scaling down) leaves the set.
 #pragma once
 
 #include <atomic>

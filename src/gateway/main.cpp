@@ -80,6 +80,11 @@ int main(int argc, char** argv) {
                  "Replicas tried per request before its first token")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
+  app.add_option("--cold-start-wait-ms", ctx.options.cold_start_wait_ms,
+                 "How long a request for a service with no ready replica waits for one (scale "
+                 "from zero); 0 refuses it at once with 503")
+      ->check(CLI::Range(0, 600000))
+      ->capture_default_str();
   app.add_option("--health-interval-ms", health_ms, "Replica health probe period")
       ->check(CLI::Range(50, 600000))
       ->capture_default_str();

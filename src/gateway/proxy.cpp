@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "gateway/upstream.h"
 #include "serve/block_hash.h"
@@ -222,6 +223,18 @@ void Refuse(GatewayContext& ctx, const ServiceRoutes& service, const std::string
   }
 }
 
+// Scale from zero: a service with no ready replica holds the request (counted as awaiting a
+// replica in GET /v1/services, which the controller's autoscaler reads) until one is ready or
+// `wait_ms` passed; then it is routed, or refused as without the wait.
+void AwaitReadyReplica(ServiceRoutes& service, int wait_ms) {
+  if (service.HasReadyReplica()) return;
+  service.AwaitReplica(1);
+  const auto deadline = SteadyClock::now() + std::chrono::milliseconds(wait_ms);
+  while (!service.HasReadyReplica() && SteadyClock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  service.AwaitReplica(-1);
+}
+
 void HandleInference(GatewayContext& ctx, OpenAiEndpoint endpoint, const httplib::Request& req,
                      httplib::Response& res) {
   const auto start = SteadyClock::now();
@@ -246,6 +259,8 @@ void HandleInference(GatewayContext& ctx, OpenAiEndpoint endpoint, const httplib
     return SendError(res, 503, "server_error", "",
                      "the gateway is at its in-flight limit; retry later", "gateway_overloaded");
   }
+  if (ctx.options.cold_start_wait_ms > 0)
+    AwaitReadyReplica(*service, ctx.options.cold_start_wait_ms);
   const std::vector<std::int32_t> tokens =
       parsed->has_token_ids ? parsed->prompt_token_ids : serve::TokenizePrompt(parsed->prompt_text);
   const std::vector<serve::BlockHash> blocks =
@@ -286,7 +301,8 @@ Json ServicesJson(const ServiceRegistry& registry) {
     const ServiceConfig c = s->config();
     Json replicas = Json::array();
     for (const ReplicaView& r : s->Replicas()) {
-      Json j = {{"url", r.url}, {"ready", r.ready}, {"inFlight", r.in_flight}};
+      Json j = {
+          {"url", r.url}, {"ready", r.ready}, {"inFlight", r.in_flight}, {"waiting", r.waiting}};
       if (!r.last_error.empty()) j["lastError"] = r.last_error;
       replicas.push_back(j);
     }
@@ -296,6 +312,7 @@ Json ServicesJson(const ServiceRegistry& registry) {
                         {"blockTokens", c.block_tokens},
                         {"sloTtftMs", c.slo_ttft_ms},
                         {"sloTbtMs", c.slo_tbt_ms},
+                        {"awaitingReplica", s->awaiting_replica()},
                         {"replicas", replicas}});
   }
   return {{"services", services}};

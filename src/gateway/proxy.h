@@ -24,6 +24,9 @@ namespace tessera::gateway {
 struct ProxyOptions {
   int max_attempts = 3;               // replicas tried per request before the first token
   std::int32_t max_in_flight = 4096;  // requests beyond this are shed with 503
+  // A request for a service with no ready replica waits up to this long for one (scale from
+  // zero: the controller's autoscaler sees it waiting, docs/autoscaling.md); 0 = 503 at once.
+  int cold_start_wait_ms = 0;
 };
 
 struct GatewayContext {

@@ -211,9 +211,17 @@ std::vector<ReplicaView> ServiceRoutes::Replicas() const {
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     const Slot& s = slots_[i];
     if (!s.present) continue;
-    out.push_back({static_cast<int>(i), s.url, s.healthy, s.waiting + s.running, s.last_error});
+    out.push_back(
+        {static_cast<int>(i), s.url, s.healthy, s.waiting + s.running, s.last_error, s.waiting});
   }
   return out;
+}
+
+bool ServiceRoutes::HasReadyReplica() const {
+  std::lock_guard lock(mu_);
+  for (const Slot& s : slots_)
+    if (s.present && s.healthy) return true;
+  return false;
 }
 
 ServiceConfig ServiceRoutes::config() const {

@@ -5,6 +5,7 @@
 // while its URL stays; a URL that leaves frees its slot. Thread-safe (one mutex per service).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -37,6 +38,7 @@ struct ReplicaView {
   bool ready = false;
   std::int32_t in_flight = 0;
   std::string last_error;
+  std::int32_t waiting = 0;  // of in_flight, those still waiting for their first token
 };
 
 class ServiceRoutes {
@@ -72,6 +74,10 @@ class ServiceRoutes {
   void Update(const ServiceConfig& config);
 
   std::vector<ReplicaView> Replicas() const;
+  bool HasReadyReplica() const;
+  // Requests waiting for a first ready replica (ProxyOptions::cold_start_wait_ms).
+  void AwaitReplica(int delta) { awaiting_replica_ += delta; }
+  std::int32_t awaiting_replica() const { return awaiting_replica_; }
   ServiceConfig config() const;
   std::string policy_name() const;
   int block_tokens() const;
@@ -97,6 +103,7 @@ class ServiceRoutes {
   std::unique_ptr<serve::Router> router_;
   std::vector<Slot> slots_;
   std::vector<serve::ReplicaLoad> loads_;
+  std::atomic<std::int32_t> awaiting_replica_{0};
 };
 
 // The router settings of a service: its SLOs; no TTFT SLO means never refuse.

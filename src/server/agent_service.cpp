@@ -212,6 +212,8 @@ bool AgentService::RecordHeartbeatLocked(RegisteredNode& ns, const HeartbeatRequ
     }
   }
   EndUnreportedTasksLocked(node, reported, change);
+  RecordGpuUsageLocked(state, state.gpu_usage, node, req.usage, now,
+                       core_.options().usage_window_ms);
   if (ns.rec.status != NodeStatus::kReady || strays != ns.has_strays) {
     NodeRecord rec = ns.rec;
     if (rec.status != NodeStatus::kReady) {

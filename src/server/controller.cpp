@@ -1,11 +1,14 @@
 #include "server/controller.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
 #include <random>
 
 #include "server/job_limits.h"
 #include "server/recovery_step.h"
+#include "server/service_scaling.h"
 
 namespace tessera {
 
@@ -42,6 +45,7 @@ void Controller::Start() {
   core_.stopping = false;
   scheduler_thread_ = std::thread([this] { SchedulerLoop(); });
   liveness_thread_ = std::thread([this] { LivenessLoop(); });
+  autoscale_thread_ = std::thread([this] { AutoscaleLoop(); });
 }
 
 void Controller::Stop() {
@@ -54,6 +58,7 @@ void Controller::Stop() {
   core_.changed.notify_all();
   if (scheduler_thread_.joinable()) scheduler_thread_.join();
   if (liveness_thread_.joinable()) liveness_thread_.join();
+  if (autoscale_thread_.joinable()) autoscale_thread_.join();
 }
 
 nlohmann::json Controller::Health() {
@@ -94,6 +99,38 @@ void Controller::LivenessLoop() {
     }
     agents_.CheckLiveness();
     EnforceTimeLimits(core_);
+  }
+}
+
+void Controller::RunAutoscaleTick(SignalReader& reader) {
+  std::vector<ScaleTarget> targets;
+  {
+    std::lock_guard lock(core_.mu);
+    targets = ScaleTargets(core_.state);
+  }
+  if (targets.empty()) return;
+  // Replicas and the gateway are asked without the lock: a slow replica holds up no one else.
+  const auto signals = reader.Read(ReplicaUrls(targets));
+  std::lock_guard lock(core_.mu);
+  const DrainOptions drain{core_.options().drain_min_ms, core_.options().drain_timeout_ms};
+  if (auto s = ApplyScalingLocked(core_, targets, signals, drain); !s)
+    spdlog::warn("autoscaling: {}", s.error().message);
+  if (core_.schedule_requested) core_.wake_scheduler.notify_all();
+}
+
+void Controller::AutoscaleLoop() {
+  const auto period = std::chrono::milliseconds(core_.options().autoscale_interval_ms);
+  // A replica that does not answer within half the period is left out of this tick's sample.
+  SignalReader reader(
+      core_.options().gateway_url,
+      static_cast<int>(std::clamp<Tick>(core_.options().autoscale_interval_ms / 2, 100, 2000)));
+  while (true) {
+    {
+      std::unique_lock lock(core_.mu);
+      core_.wake_liveness.wait_for(lock, period, [this] { return core_.stopping; });
+      if (core_.stopping) return;
+    }
+    RunAutoscaleTick(reader);
   }
 }
 

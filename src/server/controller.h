@@ -30,6 +30,7 @@
 #include "server/metrics_view.h"
 #include "server/node_operations.h"
 #include "server/scheduling_cycle.h"
+#include "server/service_signals.h"
 #include "server/user_api.h"
 
 namespace tessera {
@@ -114,12 +115,15 @@ class Controller {
   int RunSchedulingCycle() { return cycle_.Run(); }
   // Marks nodes that missed the heartbeat timeout Lost and recovers their units.
   void CheckLiveness() { agents_.CheckLiveness(); }
+  // One autoscale tick: reads the autoscaled services' signals, scales and drains.
+  void RunAutoscaleTick(SignalReader& reader);
 
  private:
   Controller(Store* store, ControllerOptions options, std::set<std::string> leaf_queues);
 
   void SchedulerLoop();
   void LivenessLoop();
+  void AutoscaleLoop();
 
   ControllerCore core_;
   UserApi users_;
@@ -129,6 +133,7 @@ class Controller {
   MetricsView metrics_view_;
   std::thread scheduler_thread_;
   std::thread liveness_thread_;
+  std::thread autoscale_thread_;
 };
 
 }  // namespace tessera

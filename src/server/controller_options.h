@@ -40,7 +40,19 @@ struct ControllerOptions {
   std::size_t events_in_memory = 20000;
   bool metrics = true;  // GET /metrics and what feeds it (off: for the benchmark of its cost)
   Tick metrics_gather_interval_ms = 1000;  // scrapes closer than this share one gathering
-  std::function<Tick()> now;               // wall clock in ms since the epoch unless set (tests)
+  // Autoscaled InferenceServices (service_scaling.h): how often their signals are read and
+  // the autoscaler asked (`--autoscale-interval-ms`; HPA's sync period is 15 s, a replica here
+  // starts in about a second); the gateway whose in-flight counts per replica and TTFT
+  // histogram it reads (`--gateway URL`; none: the replicas' own /metrics only); a drain's
+  // least and longest time.
+  Tick autoscale_interval_ms = 1000;
+  std::string gateway_url;
+  Tick drain_min_ms = 1000;
+  Tick drain_timeout_ms = 60000;
+  // The GPU usage agents report is kept per task over this window (gpu_usage_feed.h; the
+  // simulator's usage_window_seconds, 10 minutes by default).
+  Tick usage_window_ms = 600000;
+  std::function<Tick()> now;  // wall clock in ms since the epoch unless set (tests)
   // GET /v1/controllers: every controller of this cluster, [{url, pid, leader}] (tesserad
   // fills it: itself alone on SQLite, etcd's registrations on etcd); unset: [].
   std::function<nlohmann::json()> controllers;

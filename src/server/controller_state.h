@@ -17,6 +17,8 @@
 #include "core/placement.h"
 #include "core/workload.h"
 #include "sched/quota/queue_tree.h"
+#include "server/gpu_usage_feed.h"
+#include "server/service_scale_state.h"
 #include "spec/job_spec.h"
 #include "store/records.h"
 
@@ -73,11 +75,13 @@ struct ControllerState {
   std::map<std::string, RegisteredNode> nodes;
   std::map<std::string, QueueRecord> queues;
   std::deque<EventRecord> events;
-  std::set<std::int64_t> active;               // jobs not finished
-  std::set<std::int64_t> awaiting_readoption;  // running at load, not yet reported since
-  std::set<std::int64_t> resizing;             // jobs with a resize in progress (not durable)
-  std::uint64_t node_generation = 1;           // bumped when a node is added or changes shape
-  std::int64_t last_free_gpu_milli = 0;        // on schedulable nodes, after the last cycle
+  std::set<std::int64_t> active;                 // jobs not finished
+  std::set<std::int64_t> awaiting_readoption;    // running at load, not yet reported since
+  std::set<std::int64_t> resizing;               // jobs with a resize in progress (not durable)
+  std::map<std::int64_t, ServiceScale> scaling;  // autoscaled services (not durable)
+  GpuUsageFeed gpu_usage;                        // from the heartbeats (not durable)
+  std::uint64_t node_generation = 1;             // bumped when a node is added or changes shape
+  std::int64_t last_free_gpu_milli = 0;          // on schedulable nodes, after the last cycle
   std::int64_t next_job_id = 1;
   std::int64_t next_task_id = 1;
   std::uint32_t next_unit_id = 0;  // scheduling ids (JobState::first_unit_id)

@@ -115,6 +115,7 @@ Json TaskJson(const ControllerState& state, const TaskRecord& t) {
             {"masterPort", t.master_port}};
   if (t.gpu_milli < kMilliPerGpu && !t.gpus.empty()) j["gpuMilli"] = t.gpu_milli;
   if (!t.message.empty()) j["message"] = t.message;
+  if (IsDrainingTask(state, t)) j["draining"] = true;  // the gateway sends it nothing new
   auto n = state.nodes.find(t.node);
   if (n != state.nodes.end() && n->second.rec.simulated) j["simulatedGpus"] = true;
   return j;
@@ -206,6 +207,15 @@ Json JobDetail(const ControllerState& state, const JobState& job) {
     units.push_back(std::move(uj));
   }
   j["units"] = std::move(units);
+  if (auto scale = state.scaling.find(job.rec.id); scale != state.scaling.end()) {
+    const ServiceScale& sc = scale->second;
+    j["autoscaling"] = {{"metric", std::string(AutoscaleMetricName(job.spec.autoscaling->metric))},
+                        {"target", job.spec.autoscaling->target},
+                        {"desiredReplicas", sc.desired},
+                        {"drainingReplicas", sc.draining.size()},
+                        {"lastValue", sc.last_value},
+                        {"measuredReplicas", sc.last_measured}};
+  }
   Json tasks = Json::array();
   for (auto tid : job.tasks) tasks.push_back(TaskJson(state, state.tasks.at(tid)));
   j["taskList"] = std::move(tasks);
@@ -223,6 +233,13 @@ Json JobDetail(const ControllerState& state, const JobState& job) {
 
 Json NodesView(const ControllerState& state, Tick now) {
   Json out = Json::array();
+  std::map<std::string, Json> usage;  // node -> [{gpu, utilization, memoryUsedBytes}]
+  for (const DeviceUse& d : DeviceUsesLocked(state, state.gpu_usage)) {
+    usage[d.node].push_back({{"gpu", d.gpu},
+                             {"utilization", d.utilization},
+                             {"memoryUsedBytes", d.memory_used_bytes},
+                             {"utilizationWindowMax", d.window_max_utilization}});
+  }
   for (const auto& [name, ns] : state.nodes) {
     std::int64_t used_milli = 0;
     int tasks = 0;
@@ -264,6 +281,8 @@ Json NodesView(const ControllerState& state, Tick now) {
               {"gpus", gpus},
               {"topology", topology}};
     if (!ns.rec.message.empty()) j["message"] = ns.rec.message;
+    // What the agent reported of its GPUs' use (gpu_usage_feed.h); absent before any report.
+    if (auto u = usage.find(name); u != usage.end()) j["gpuUsage"] = std::move(u->second);
     out.push_back(std::move(j));
   }
   return out;

@@ -46,6 +46,8 @@ struct Flags {
   std::string recovery = "requeue";
   int spares_per_domain = -1;  // -1: 1 with --recovery spares, else 0
   int http_threads = 128;
+  std::string gateway;
+  int autoscale_interval_ms = 1000;
   std::string store = "sqlite";
   std::string etcd_endpoints;
   std::string etcd_prefix = "/tessera/";
@@ -108,6 +110,13 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "+ clients")
       ->capture_default_str()
       ->check(CLI::Range(4, 1024));
+  app.add_option("--gateway", f.gateway,
+                 "tessera-gateway URL whose per-replica in-flight counts and TTFT histogram the "
+                 "autoscaler reads (docs/autoscaling.md); none: the replicas' /metrics only");
+  app.add_option("--autoscale-interval-ms", f.autoscale_interval_ms,
+                 "Milliseconds between autoscaling decisions for autoscaled InferenceServices")
+      ->capture_default_str()
+      ->check(CLI::Range(100, 600000));
   AddStoreFlags(app, f);
 }
 
@@ -162,6 +171,8 @@ Result<tessera::ControllerOptions> OptionsFrom(const Flags& f) {
   if (auto s = tessera::CheckControllerOptions(options); !s) return std::unexpected(s.error());
   options.heartbeat_timeout_ms = static_cast<tessera::Tick>(f.heartbeat_timeout_s * 1000);
   options.heartbeat_interval_ms = static_cast<tessera::Tick>(f.heartbeat_interval_s * 1000);
+  options.gateway_url = f.gateway;
+  options.autoscale_interval_ms = f.autoscale_interval_ms;
   return options;
 }
 

@@ -174,6 +174,12 @@ std::string MetricsView::Text() {
     }
     WriteClusterGauges(last_, out);
   }
+  std::vector<DeviceUse> uses;
+  {
+    std::lock_guard core_lock(core_.mu);
+    uses = DeviceUsesLocked(core_.state, core_.state.gpu_usage);
+  }
+  WriteDeviceUses(uses, out);
   return out.Take();
 }
 

@@ -4,6 +4,7 @@
 #include "server/job_gates.h"
 #include "server/resize_applier.h"
 #include "server/run_estimates.h"
+#include "server/service_scaling.h"
 #include "spec/protocol.h"
 
 namespace tessera {
@@ -146,7 +147,9 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
   for (auto id : state.active) {
     const JobState& job = state.jobs.at(id);
     if (!Schedulable(job) || job.unit_workloads.empty()) continue;
-    int free_slots = FreeParallelismSlots(job.spec, job.units);  // BatchJob spec.parallelism
+    // BatchJob spec.parallelism; an autoscaled service's replicas wanted (service_scaling.h).
+    int free_slots =
+        std::min(FreeParallelismSlots(job.spec, job.units), FreeReplicaSlots(state, job));
     for (const auto& unit : job.units) {
       const bool pending = unit.phase == UnitPhase::kPending;
       if (!pending && unit.phase != UnitPhase::kRunning) continue;

@@ -14,6 +14,7 @@
 
 #include "core/cluster_state.h"
 #include "core/rng.h"
+#include "sched/autoscale/autoscaler.h"
 #include "sched/colocation/oversell.h"
 #include "sched/scheduler.h"
 #include "sim/stats.h"
@@ -324,7 +325,19 @@ Result<ColocationRun> RunSetup(const Cluster& cluster, const Workloads& wl,
     return i;
   };
   std::vector<std::vector<std::size_t>> replicas(wl.services.size());  // pending or running
-  std::vector<std::deque<int>> wanted(wl.services.size());  // replica counts of recent steps
+  // The stabilisation window in whole steps, as a time (HPA keeps what is newer than it).
+  const Tick window = std::max<Tick>(1, o.scale_down_window / o.step) * o.step;
+  std::vector<Autoscaler> autoscalers;
+  for (const Service& svc : wl.services) {
+    AutoscalerConfig config;
+    config.spec.metric = AutoscaleMetric::kInFlightRequests;  // the demand, in replicas
+    config.spec.target = 1;
+    config.spec.scale_down_stabilization_seconds = static_cast<int>(window / kSecond);
+    config.min_replicas = 1;
+    config.max_replicas = svc.max_replicas;
+    config.tolerance = 0;
+    autoscalers.emplace_back(config);
+  }
   std::vector<std::deque<double>> usage_history(wl.services.size());  // replica fractions
   std::vector<double> usage_estimate(wl.services.size(), 1.0);
   const double capacity_milli = static_cast<double>(cluster.total_gpus()) * kMilliPerGpu;
@@ -466,18 +479,15 @@ Result<ColocationRun> RunSetup(const Cluster& cluster, const Workloads& wl,
       demand_series.emplace_back(at, step_demand * kMilliPerGpu * u / capacity_milli);
     }
 
-    // 5. Autoscaler: ceil(max_replicas × load) replicas, at least one; up at once, down only
-    //    to the most wanted over the stabilisation window (Kubernetes' HPA scale-down
-    //    stabilisation); newest replicas go first.
-    const std::size_t window =
-        static_cast<std::size_t>(std::max<Tick>(1, o.scale_down_window / o.step));
+    // 5. Autoscaler (sched/autoscale/, the live controller's): the demand in replicas at the
+    //    target utilisation, ceil(max_replicas × load), at least one; up at once, down only to
+    //    the most wanted over the stabilisation window (Kubernetes' HPA scale-down
+    //    stabilisation); no tolerance (the demand is exact here); newest replicas go first.
     for (std::size_t s = 0; s < wl.services.size(); ++s) {
       const Service& svc = wl.services[s];
-      auto& recent = wanted[s];
-      recent.push_back(std::clamp(static_cast<int>(std::ceil(svc.max_replicas * load[s] - 1e-9)), 1,
-                                  svc.max_replicas));
-      while (recent.size() > window) recent.pop_front();
-      const int want = *std::ranges::max_element(recent);
+      const int current = static_cast<int>(replicas[s].size());
+      const int want = autoscalers[s].Desired(
+          current, AutoscaleSample{t, current, svc.max_replicas * load[s], 0});
       auto& list = replicas[s];
       while (static_cast<int>(list.size()) < want) {
         Workload w;

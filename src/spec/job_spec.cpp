@@ -455,7 +455,7 @@ std::set<std::string> SpecKeysFor(WorkloadKind kind) {
                    "successPolicy", "recovery"});
       break;
     case WorkloadKind::kInference:
-      keys.insert({"replicas", "gpusPerReplica", "gpuMemory", "slo", "routing"});
+      keys.insert({"replicas", "gpusPerReplica", "gpuMemory", "slo", "routing", "autoscaling"});
       break;
     case WorkloadKind::kBatch:
       keys.insert({"tasks", "gpusPerTask", "gpuMemory", "parallelism"});
@@ -517,6 +517,74 @@ void ParseRouting(Validator& val, const Json& routing, JobSpec& spec) {
   }
   if (auto b = val.Int(routing, "spec.routing", "blockTokens", 1, kMaxBlockTokens, false)) {
     spec.routing_block_tokens = static_cast<int>(*b);
+  }
+}
+
+// spec.autoscaling (docs/autoscaling.md): the metric by name, a target above 0 (at most 1 for
+// the KV-cache usage, a ratio), HPA's stabilisation windows in seconds. `path` is where it was
+// given (spec.autoscaling, or spec.replicas.autoscaling as DESIGN.md places it).
+void ParseAutoscaling(Validator& val, const Json& a, const std::string& path, JobSpec& spec) {
+  if (!a.is_object()) {
+    val.Fail(path,
+             "must be an object {metric, target, scaleUpStabilizationSeconds, "
+             "scaleDownStabilizationSeconds}, got " +
+                 Describe(a));
+    return;
+  }
+  val.CheckKeys(
+      a, path, {"metric", "target", "scaleUpStabilizationSeconds", "scaleDownStabilizationSeconds"},
+      "");
+  AutoscalingSpec as;
+  bool ok = true;
+  if (auto m = val.StringField(a, path, "metric", 64, true)) {
+    if (auto metric = ParseAutoscaleMetric(*m)) {
+      as.metric = *metric;
+    } else {
+      val.Fail(path + ".metric", "unknown metric " + DumpJson(Json(*m)) + " (" +
+                                     std::string(kAutoscaleMetricNames) + ")");
+      ok = false;
+    }
+  } else {
+    ok = false;
+  }
+  const Json* t = val.Find(a, "target");
+  if (t == nullptr) {
+    val.Fail(path + ".target", "required");
+    ok = false;
+  } else if (!t->is_number() || !std::isfinite(t->get<double>()) || !(t->get<double>() > 0)) {
+    val.Fail(path + ".target", "must be a number above 0, got " + Describe(*t));
+    ok = false;
+  } else if (as.metric == AutoscaleMetric::kKvCacheUtilization && t->get<double>() > 1) {
+    val.Fail(path + ".target",
+             "is a usage ratio for kv-cache-utilization: at most 1, got " + Describe(*t));
+    ok = false;
+  } else {
+    as.target = t->get<double>();
+  }
+  if (auto v = val.Int(a, path, "scaleUpStabilizationSeconds", 0, kMaxStabilizationSeconds, false))
+    as.scale_up_stabilization_seconds = static_cast<int>(*v);
+  if (auto v =
+          val.Int(a, path, "scaleDownStabilizationSeconds", 0, kMaxStabilizationSeconds, false))
+    as.scale_down_stabilization_seconds = static_cast<int>(*v);
+  if (ok) spec.autoscaling = as;
+}
+
+// spec.autoscaling or spec.replicas.autoscaling (not both); replicas.min 0 needs it.
+void ParseServiceAutoscaling(Validator& val, const Json& s, JobSpec& spec) {
+  const Json* top = val.Find(s, "autoscaling");
+  const Json* replicas = val.Find(s, "replicas");
+  const Json* nested =
+      replicas != nullptr && replicas->is_object() ? val.Find(*replicas, "autoscaling") : nullptr;
+  if (top != nullptr && nested != nullptr) {
+    val.Fail("spec.replicas.autoscaling",
+             "give spec.autoscaling or spec.replicas.autoscaling, not both");
+  } else if (top != nullptr) {
+    ParseAutoscaling(val, *top, "spec.autoscaling", spec);
+  } else if (nested != nullptr) {
+    ParseAutoscaling(val, *nested, "spec.replicas.autoscaling", spec);
+  }
+  if (spec.replicas_min == 0 && top == nullptr && nested == nullptr && replicas != nullptr) {
+    val.Fail("spec.replicas.min", "must be at least 1 without spec.autoscaling, got 0");
   }
 }
 
@@ -649,7 +717,7 @@ bool operator==(const JobSpec& a, const JobSpec& b) {
                     s.replicas_min, s.replicas_max, s.slo_latency_ms, s.slo_tbt_ms,
                     s.slo_percentile, s.routing_policy, s.routing_block_tokens, s.roles,
                     s.time_limit_seconds, s.expected_duration_seconds, s.dependencies,
-                    s.success_policy, s.parallelism, s.recovery);
+                    s.success_policy, s.parallelism, s.recovery, s.autoscaling);
   };
   return fields(a) == fields(b);
 }
@@ -1014,8 +1082,9 @@ Result<JobSpec> JobSpecFromJson(const Json& doc, std::vector<FieldError>* errors
       RoleSpec role{"replica", 1, {}, command, 1};
       if (const Json* r = val.Find(*s, "replicas")) {
         if (r->is_object()) {
-          val.CheckKeys(*r, "spec.replicas", {"min", "max"}, "");
-          auto lo = val.Int(*r, "spec.replicas", "min", 1, kMaxTasksPerJob, true);
+          val.CheckKeys(*r, "spec.replicas", {"min", "max", "autoscaling"}, "");
+          // 0 only for an autoscaled service, which starts a replica on the first request.
+          auto lo = val.Int(*r, "spec.replicas", "min", 0, kMaxTasksPerJob, true);
           auto hi = val.Int(*r, "spec.replicas", "max", 1, kMaxTasksPerJob, false);
           if (lo) {
             if (!hi) hi = lo;
@@ -1033,7 +1102,10 @@ Result<JobSpec> JobSpecFromJson(const Json& doc, std::vector<FieldError>* errors
       } else {
         spec.replicas_min = spec.replicas_max = 1;
       }
-      role.count = std::max(1, spec.replicas_min);
+      ParseServiceAutoscaling(val, *s, spec);
+      // An autoscaled service has one unit per replica it may have (JobSpec::IndependentTasks).
+      role.count =
+          spec.autoscaling ? std::max(1, spec.replicas_max) : std::max(1, spec.replicas_min);
       if (auto g = val.Gpus(*s, P, "gpusPerReplica", !s->contains("gpuMemory"), true, 1)) {
         role.shape = with_base(*g);
         ApplyGpuMemory(val, *s, spec.gpu_models, "gpusPerReplica", role.shape);
@@ -1064,6 +1136,10 @@ Result<JobSpec> JobSpecFromJson(const Json& doc, std::vector<FieldError>* errors
       }
       if (const Json* routing = val.Object(*s, P, "routing", false)) {
         ParseRouting(val, *routing, spec);
+      }
+      if (spec.autoscaling && spec.autoscaling->metric == AutoscaleMetric::kTtftP90 &&
+          spec.slo_latency_ms <= 0) {
+        val.Fail("spec.autoscaling.metric", "ttft-p90 scales against spec.slo.ttftMs, not given");
       }
       spec.roles.push_back(std::move(role));
       break;
@@ -1292,6 +1368,14 @@ Json JobSpecToJson(const JobSpec& spec) {
           s["slo"] = {{"percentile", spec.slo_percentile}};
           if (spec.slo_latency_ms > 0) s["slo"]["ttftMs"] = spec.slo_latency_ms;
           if (spec.slo_tbt_ms > 0) s["slo"]["tbtMs"] = spec.slo_tbt_ms;
+        }
+        if (spec.autoscaling) {
+          const AutoscalingSpec& a = *spec.autoscaling;
+          s["autoscaling"] = {
+              {"metric", AutoscaleMetricName(a.metric)},
+              {"target", a.target},
+              {"scaleUpStabilizationSeconds", a.scale_up_stabilization_seconds},
+              {"scaleDownStabilizationSeconds", a.scale_down_stabilization_seconds}};
         }
         if (!spec.routing_policy.empty() || spec.routing_block_tokens != 16) {
           s["routing"] = {{"blockTokens", spec.routing_block_tokens}};

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/autoscaling.h"
 #include "core/recovery_mode.h"
 #include "core/status.h"
 #include "core/workload.h"
@@ -103,6 +104,8 @@ struct JobSpec {
   int parallelism = 0;  // BatchJob: at most this many tasks run at once; 0 = no cap
   // InferenceService.
   int replicas_min = 0, replicas_max = 0;
+  // spec.autoscaling (docs/autoscaling.md): none = replicas.min replicas, as one gang.
+  std::optional<AutoscalingSpec> autoscaling;
   int slo_latency_ms = 0;  // slo.ttftMs (an older slo.latencyMs is read as this); 0 = none
   int slo_tbt_ms = 0;      // slo.tbtMs: the gap between streamed tokens; 0 = none
   double slo_percentile = 0;
@@ -111,13 +114,18 @@ struct JobSpec {
   std::string routing_policy;  // empty = the gateway's default
   int routing_block_tokens = 16;
   // The task groups, in gang (rank) order. TrainingJob: one "worker" group; InferenceService:
-  // "replica" (min replicas); BatchJob: "task"; DevSession: "session"; RLJob: its roles.
+  // "replica" (min replicas; an autoscaled one: max replicas, one unit each); BatchJob: "task";
+  // DevSession: "session"; RLJob: its roles.
   std::vector<RoleSpec> roles;
 
   // Tasks in the gang.
   int TaskCount() const;
-  // True when each task is scheduled on its own (BatchJob): no all-or-nothing start.
-  bool IndependentTasks() const { return kind == WorkloadKind::kBatch; }
+  // True when each task is scheduled on its own (BatchJob, an autoscaled InferenceService's
+  // replicas): no all-or-nothing start.
+  bool IndependentTasks() const {
+    return kind == WorkloadKind::kBatch ||
+           (kind == WorkloadKind::kInference && autoscaling.has_value());
+  }
   // The scheduler's view. `id` and `submit` are filled in by the caller.
   Workload ToWorkload() const;
   // The role and the rank within the role of gang rank `rank`.

@@ -214,7 +214,18 @@ Json ToJson(const TaskReport& r) {
 Json ToJson(const HeartbeatRequest& r) {
   Json tasks = Json::array();
   for (const auto& t : r.tasks) tasks.push_back(ToJson(t));
-  return {{"tasks", tasks}};
+  Json j = {{"tasks", tasks}};
+  if (!r.usage.empty()) {
+    Json usage = Json::array();
+    for (const auto& u : r.usage) {
+      usage.push_back({{"taskId", u.task_id},
+                       {"gpu", u.gpu},
+                       {"utilization", u.utilization},
+                       {"memoryUsedBytes", u.memory_used_bytes}});
+    }
+    j["usage"] = std::move(usage);
+  }
+  return j;
 }
 
 Json ToJson(const HeartbeatReply& r) {
@@ -342,6 +353,17 @@ Result<HeartbeatRequest> HeartbeatRequestFromJson(const Json& j) {
   if (auto s = r.status(); !s) return std::unexpected(s.error());
   if (auto s = ReadList(r, "tasks", h.tasks, TaskReportFromJson); !s)
     return std::unexpected(s.error());
+  auto parse_usage = [](const Json& item) -> Result<GpuUsageReport> {
+    Reader ur(item, "usage");
+    GpuUsageReport u;
+    ur.Get("taskId", u.task_id);
+    ur.Get("gpu", u.gpu, true);
+    ur.Get("utilization", u.utilization, true);
+    ur.Get("memoryUsedBytes", u.memory_used_bytes);
+    if (auto st = ur.status(); !st) return std::unexpected(st.error());
+    return u;
+  };
+  if (auto s = ReadList(r, "usage", h.usage, parse_usage); !s) return std::unexpected(s.error());
   return h;
 }
 

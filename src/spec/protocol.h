@@ -106,8 +106,19 @@ struct TaskReport {
   std::int64_t seq = 0;
 };
 
+// One GPU's use as the agent saw it (docs/gpu-usage.md): what a task wrote to its usage file
+// (task_id, for each GPU it holds), or the device as NVML measures it (task_id 0).
+struct GpuUsageReport {
+  std::int64_t task_id = 0;
+  int gpu = 0;
+  double utilization = 0;  // 0..1 of the device
+  std::int64_t memory_used_bytes = 0;
+  friend bool operator==(const GpuUsageReport&, const GpuUsageReport&) = default;
+};
+
 struct HeartbeatRequest {
   std::vector<TaskReport> tasks;
+  std::vector<GpuUsageReport> usage;  // checked by the controller (ranges, whose task)
 };
 
 struct TaskStop {

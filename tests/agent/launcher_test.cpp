@@ -84,6 +84,8 @@ TEST(LauncherTest, EachProcessGetsTheTorchrunEnvironment) {
   EXPECT_EQ(env["TESSERA_SIMULATED_GPUS"], "1");
   EXPECT_EQ(env["TESSERA_NODE"], "node-3");
   EXPECT_EQ(env["TESSERA_ATTEMPT"], "2");
+  // Where the task may report its GPU use (docs/gpu-usage.md).
+  EXPECT_EQ(env["TESSERA_GPU_USAGE_FILE"], "/usage/task-" + env["TESSERA_TASK_ID"] + ".json");
   EXPECT_EQ(env["WANDB_MODE"], "offline");
   EXPECT_FALSE(env.contains("TASK_INDEX"));
 

@@ -2,7 +2,11 @@
 // each started with --port 0 and a port file, stopped (and never left behind) by the harness.
 #pragma once
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -19,6 +23,28 @@ struct ServingProcess {
   std::string url;
   std::string log;
 };
+
+// A port free on 127.0.0.1 now (bound and released): for a process started later on it.
+inline int FreeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  ::close(fd);
+  return port;
+}
+
+inline bool GetHealth(const std::string& url) {
+  httplib::Client c(url);
+  c.set_connection_timeout(1, 0);
+  auto r = c.Get("/health");
+  return r && r->status == 200;
+}
 
 class ServingHarness {
  public:
@@ -41,6 +67,21 @@ class ServingHarness {
       argv.insert(argv.end(), {"--health-interval-ms", "200"});
     }
     return Start(argv);
+  }
+  // A gateway on a port chosen beforehand (FreeLoopbackPort), for a controller started with
+  // --gateway before it.
+  ServingProcess StartGatewayAt(int port, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {BinDir() + "/tessera-gateway", "--health-interval-ms", "200"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ServingProcess p;
+    p.log = dir() + "/process-" + std::to_string(processes_.size()) + ".log";
+    argv.insert(argv.end(), {"--port", std::to_string(port)});
+    p.pid = Spawn(argv, p.log);
+    p.port = port;
+    p.url = "http://127.0.0.1:" + std::to_string(port);
+    processes_.push_back(p);
+    WaitFor([&] { return GetHealth(p.url) || !ProcessAlive(p.pid); }, 20);
+    return p;
   }
   void Kill(ServingProcess& p) {
     Stop(p.pid, SIGKILL, 2000);
