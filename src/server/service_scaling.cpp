@@ -215,6 +215,12 @@ Status ApplyScalingLocked(ControllerCore& core, const std::vector<ScaleTarget>& 
       continue;
     const JobState& job = jit->second;
     ServiceScale& scale = ScaleOf(state, job);
+    // A draining replica that stopped on its own (it failed, its node was lost) drains no more:
+    // its next attempt is a fresh replica.
+    std::erase_if(scale.draining, [&](const auto& kv) {
+      return kv.first >= static_cast<int>(job.units.size()) ||
+             job.units[static_cast<std::size_t>(kv.first)].phase != UnitPhase::kRunning;
+    });
     auto sit = signals.find(target.service);
     const ServiceSignals& sig = sit != signals.end() ? sit->second : kNone;
     const AutoscaleSample sample = SampleOf(job.spec, target, sig, now);
