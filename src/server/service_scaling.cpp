@@ -266,4 +266,36 @@ Status ApplyScalingLocked(ControllerCore& core, const std::vector<ScaleTarget>& 
   return {};
 }
 
+std::vector<ServiceScaleGauge> ScaleGaugesLocked(const ControllerState& state) {
+  std::vector<ServiceScaleGauge> out;
+  for (const auto& [id, scale] : state.scaling) {
+    auto jit = state.jobs.find(id);
+    if (jit == state.jobs.end() || !IsAutoscaled(jit->second)) continue;
+    const JobState& job = jit->second;
+    ServiceScaleGauge g;
+    g.service = job.rec.queue + "/" + job.rec.name;
+    g.metric = std::string(AutoscaleMetricName(job.spec.autoscaling->metric));
+    g.desired = scale.desired;
+    g.draining = static_cast<int>(scale.draining.size());
+    for (const auto& u : job.units) g.serving += u.phase == UnitPhase::kRunning;
+    g.serving -= g.draining;
+    g.value = scale.last_value;
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+void WriteScaleGauges(const std::vector<ServiceScaleGauge>& gauges, MetricsWriter& out) {
+  out.Family("tessera_service_replicas", MetricType::kGauge,
+             "Autoscaled InferenceServices' replicas: wanted, serving, draining.");
+  for (const auto& g : gauges) {
+    out.Sample({{"service", g.service}, {"state", "desired"}}, g.desired);
+    out.Sample({{"service", g.service}, {"state", "serving"}}, g.serving);
+    out.Sample({{"service", g.service}, {"state", "draining"}}, g.draining);
+  }
+  out.Family("tessera_service_autoscale_metric", MetricType::kGauge,
+             "The autoscaler's last sample of the service's metric (docs/autoscaling.md).");
+  for (const auto& g : gauges) out.Sample({{"service", g.service}, {"metric", g.metric}}, g.value);
+}
+
 }  // namespace tessera

@@ -164,6 +164,10 @@ TEST(AutoscaleLive, LoadStepStartsAReplicaThatServes) {
     scaled_event |= e.value("type", "") == "ServiceScaled" &&
                     e.value("message", "").starts_with("replicas 1 -> 2: in-flight-requests");
   EXPECT_TRUE(scaled_event) << job["events"].dump();
+  const std::string metrics = s.cluster.Get("/metrics").body;
+  EXPECT_NE(metrics.find("tessera_service_replicas{service=\"serving/chat\",state=\"desired\"} 2"),
+            std::string::npos)
+      << metrics;
   // The engines reported their busy fraction through their usage files (docs/gpu-usage.md).
   double busiest = 0;
   for (const auto& m : ParseMetricsText(s.cluster.Get("/metrics").body,
