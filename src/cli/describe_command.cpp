@@ -83,6 +83,15 @@ void PrintJob(const Json& j) {
   } else if (!j["units"].empty() && j["units"][0].contains("message")) {
     line("Reason:", j["units"][0].value("message", ""));
   }
+  if (j.contains("autoscaling")) {  // docs/autoscaling.md
+    const auto& a = j["autoscaling"];
+    line("Autoscaling:", a.value("metric", "") + " target " + Number(a.value("target", 0.0)) +
+                             " per replica; " + std::to_string(a.value("desiredReplicas", 0)) +
+                             " replica(s) wanted, " +
+                             std::to_string(a.value("drainingReplicas", 0)) + " draining; last " +
+                             Number(a.value("lastValue", 0.0)) + " over " +
+                             std::to_string(a.value("measuredReplicas", 0)));
+  }
   std::cout << "\nTasks:\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& t : j["taskList"]) {
@@ -98,7 +107,8 @@ void PrintJob(const Json& j) {
     }
     rows.push_back({"  " + std::to_string(t.value("rank", 0)),
                     std::to_string(t.value("attempt", 0)), t.value("node", ""),
-                    gpus.empty() ? "-" : gpus, state,
+                    gpus.empty() ? "-" : gpus,
+                    state + (t.value("draining", false) ? " (draining)" : ""),
                     t.value("pid", 0) ? std::to_string(t.value("pid", 0)) : "-", exit,
                     Clock(t.value("startedMs", std::int64_t{0})), t.value("message", "")});
   }
