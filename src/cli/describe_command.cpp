@@ -83,6 +83,17 @@ void PrintJob(const Json& j) {
   } else if (!j["units"].empty() && j["units"][0].contains("message")) {
     line("Reason:", j["units"][0].value("message", ""));
   }
+  // The job whose room the last preemption made, as the controller's event names it.
+  for (auto it = j["events"].rbegin(); it != j["events"].rend(); ++it) {
+    if (it->value("type", "") != "JobPreempted") continue;
+    const std::string m = it->value("message", ""), mark = "; preempted by ";
+    const auto at = m.rfind(mark);
+    line("Preempted:", Clock(it->value("timeMs", std::int64_t{0})) +
+                           (at == std::string::npos ? " (" + m + ")"
+                                                    : " by " + m.substr(at + mark.size()) + " (" +
+                                                          m.substr(0, at) + ")"));
+    break;
+  }
   std::cout << "\nTasks:\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& t : j["taskList"]) {
@@ -112,6 +123,16 @@ void PrintJob(const Json& j) {
   rows.clear();
   const auto& events = j["events"];
   const std::size_t first = events.size() > 30 ? events.size() - 30 : 0;
+  const std::string all =
+      "`tessera get events --for job/" + j.value("queue", "") + "/" + j.value("name", "") + "`";
+  if (j.contains("eventsCutBeforeMs")) {
+    std::cout << "  (events before " + Clock(j.value("eventsCutBeforeMs", std::int64_t{0})) +
+                     " were dropped: the controller keeps the newest events only)\n";
+  }
+  if (first > 0) {
+    std::cout << "  (the newest 30 of " << events.size() << " events; all of them: " << all
+              << ")\n";
+  }
   for (std::size_t i = first; i < events.size(); ++i) {
     const auto& e = events[i];
     rows.push_back({"  " + Clock(e.value("timeMs", std::int64_t{0})), e.value("type", ""),
