@@ -2,6 +2,7 @@
 // the scheduler places), every task of every attempt with node, GPUs, state and exit code,
 // and its recent events.
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/live_client.h"
@@ -31,6 +32,19 @@ std::string Join(const Json& list, const std::string& sep) {
     s += item;
   }
   return s;
+}
+
+// When the last preemption was and, as the controller's event names it, whose room it made.
+std::optional<std::string> PreemptedLine(const Json& events) {
+  for (auto it = events.rbegin(); it != events.rend(); ++it) {
+    if (it->value("type", "") != "JobPreempted") continue;
+    const std::string m = it->value("message", ""), mark = "; preempted by ";
+    const auto at = m.rfind(mark);
+    const std::string when = Clock(it->value("timeMs", std::int64_t{0}));
+    if (at == std::string::npos) return when + " (" + m + ")";
+    return when + " by " + m.substr(at + mark.size()) + " (" + m.substr(0, at) + ")";
+  }
+  return std::nullopt;
 }
 
 void PrintJob(const Json& j) {
@@ -83,17 +97,16 @@ void PrintJob(const Json& j) {
   } else if (!j["units"].empty() && j["units"][0].contains("message")) {
     line("Reason:", j["units"][0].value("message", ""));
   }
-  // The job whose room the last preemption made, as the controller's event names it.
-  for (auto it = j["events"].rbegin(); it != j["events"].rend(); ++it) {
-    if (it->value("type", "") != "JobPreempted") continue;
-    const std::string m = it->value("message", ""), mark = "; preempted by ";
-    const auto at = m.rfind(mark);
-    line("Preempted:", Clock(it->value("timeMs", std::int64_t{0})) +
-                           (at == std::string::npos ? " (" + m + ")"
-                                                    : " by " + m.substr(at + mark.size()) + " (" +
-                                                          m.substr(0, at) + ")"));
-    break;
+  if (j.contains("autoscaling")) {  // docs/autoscaling.md
+    const auto& a = j["autoscaling"];
+    line("Autoscaling:", a.value("metric", "") + " target " + Number(a.value("target", 0.0)) +
+                             " per replica; " + std::to_string(a.value("desiredReplicas", 0)) +
+                             " replica(s) wanted, " +
+                             std::to_string(a.value("drainingReplicas", 0)) + " draining; last " +
+                             Number(a.value("lastValue", 0.0)) + " over " +
+                             std::to_string(a.value("measuredReplicas", 0)));
   }
+  if (auto preempted = PreemptedLine(j["events"])) line("Preempted:", *preempted);
   std::cout << "\nTasks:\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& t : j["taskList"]) {
@@ -109,7 +122,8 @@ void PrintJob(const Json& j) {
     }
     rows.push_back({"  " + std::to_string(t.value("rank", 0)),
                     std::to_string(t.value("attempt", 0)), t.value("node", ""),
-                    gpus.empty() ? "-" : gpus, state,
+                    gpus.empty() ? "-" : gpus,
+                    state + (t.value("draining", false) ? " (draining)" : ""),
                     t.value("pid", 0) ? std::to_string(t.value("pid", 0)) : "-", exit,
                     Clock(t.value("startedMs", std::int64_t{0})), t.value("message", "")});
   }

@@ -1,6 +1,7 @@
 #include "server/metrics_view.h"
 
 #include "server/job_views.h"
+#include "server/service_scaling.h"
 
 namespace tessera {
 
@@ -175,11 +176,14 @@ std::string MetricsView::Text() {
     WriteClusterGauges(last_, out);
   }
   std::vector<DeviceUse> uses;
+  std::vector<ServiceScaleGauge> scales;
   {
     std::lock_guard core_lock(core_.mu);
     uses = DeviceUsesLocked(core_.state, core_.state.gpu_usage);
+    scales = ScaleGaugesLocked(core_.state);
   }
   WriteDeviceUses(uses, out);
+  WriteScaleGauges(scales, out);
   return out.Take();
 }
 

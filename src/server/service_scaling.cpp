@@ -44,46 +44,6 @@ ServiceScale& ScaleOf(ControllerState& state, const JobState& job) {
   return it->second;
 }
 
-// What the replicas report, as one sample of the service's metric.
-AutoscaleSample SampleOf(const JobSpec& spec, const ScaleTarget& target,
-                         const ServiceSignals& signals, Tick now) {
-  AutoscaleSample s;
-  s.at = now;
-  double kv_sum = 0;
-  for (const ScaleTarget::Replica& r : target.replicas) {
-    if (r.draining) continue;
-    auto it = signals.replicas.find(r.url);
-    if (it == signals.replicas.end() || !it->second.answered) continue;
-    const ReplicaSignal& sig = it->second;
-    ++s.replicas;
-    switch (spec.autoscaling->metric) {
-      case AutoscaleMetric::kInFlightRequests:
-        s.value += sig.gateway_in_flight.value_or(sig.running + sig.waiting);
-        break;
-      case AutoscaleMetric::kQueueLength:
-        s.value += sig.waiting;
-        break;
-      case AutoscaleMetric::kKvCacheUtilization:
-        kv_sum += sig.kv_usage;
-        break;
-      case AutoscaleMetric::kTtftP90:
-        break;
-    }
-  }
-  // Requests the gateway holds for want of a replica: in flight as far as the service is
-  // concerned, and what scales it from zero.
-  s.waiting = signals.awaiting_replica;
-  if (IsSummedMetric(spec.autoscaling->metric)) s.value += signals.awaiting_replica;
-  if (spec.autoscaling->metric == AutoscaleMetric::kKvCacheUtilization && s.replicas > 0)
-    s.value = kv_sum / s.replicas;
-  if (spec.autoscaling->metric == AutoscaleMetric::kTtftP90) {
-    // No request finished its prefill since the last tick: nothing to say about the latency.
-    if (!signals.ttft_p90_ms || spec.slo_latency_ms <= 0) s.replicas = 0;
-    s.value = signals.ttft_p90_ms.value_or(0) / std::max(1, spec.slo_latency_ms);
-  }
-  return s;
-}
-
 double InFlightOn(const ServiceSignals& signals, const std::string& url, bool& answered) {
   auto it = signals.replicas.find(url);
   answered = it != signals.replicas.end() && it->second.answered;
@@ -136,6 +96,45 @@ ServiceDecision DecideDrains(const JobState& job, const ServiceScale& scale,
 
 bool IsAutoscaled(const JobState& job) {
   return job.spec.kind == WorkloadKind::kInference && job.spec.autoscaling.has_value();
+}
+
+AutoscaleSample ServiceSample(const JobSpec& spec, const ScaleTarget& target,
+                              const ServiceSignals& signals, Tick now) {
+  AutoscaleSample s;
+  s.at = now;
+  double kv_sum = 0;
+  for (const ScaleTarget::Replica& r : target.replicas) {
+    if (r.draining) continue;
+    auto it = signals.replicas.find(r.url);
+    if (it == signals.replicas.end() || !it->second.answered) continue;
+    const ReplicaSignal& sig = it->second;
+    ++s.replicas;
+    switch (spec.autoscaling->metric) {
+      case AutoscaleMetric::kInFlightRequests:
+        s.value += sig.gateway_in_flight.value_or(sig.running + sig.waiting);
+        break;
+      case AutoscaleMetric::kQueueLength:
+        s.value += sig.waiting;
+        break;
+      case AutoscaleMetric::kKvCacheUtilization:
+        kv_sum += sig.kv_usage;
+        break;
+      case AutoscaleMetric::kTtftP90:
+        break;
+    }
+  }
+  // Requests the gateway holds for want of a replica: in flight as far as the service is
+  // concerned, and what scales it from zero.
+  s.waiting = signals.awaiting_replica;
+  if (IsSummedMetric(spec.autoscaling->metric)) s.value += signals.awaiting_replica;
+  if (spec.autoscaling->metric == AutoscaleMetric::kKvCacheUtilization && s.replicas > 0)
+    s.value = kv_sum / s.replicas;
+  if (spec.autoscaling->metric == AutoscaleMetric::kTtftP90) {
+    // No request finished its prefill since the last tick: nothing to say about the latency.
+    if (!signals.ttft_p90_ms || spec.slo_latency_ms <= 0) s.replicas = 0;
+    s.value = signals.ttft_p90_ms.value_or(0) / std::max(1, spec.slo_latency_ms);
+  }
+  return s;
 }
 
 int FreeReplicaSlots(const ControllerState& state, const JobState& job) {
@@ -215,9 +214,15 @@ Status ApplyScalingLocked(ControllerCore& core, const std::vector<ScaleTarget>& 
       continue;
     const JobState& job = jit->second;
     ServiceScale& scale = ScaleOf(state, job);
+    // A draining replica that stopped on its own (it failed, its node was lost) drains no more:
+    // its next attempt is a fresh replica.
+    std::erase_if(scale.draining, [&](const auto& kv) {
+      return kv.first >= static_cast<int>(job.units.size()) ||
+             job.units[static_cast<std::size_t>(kv.first)].phase != UnitPhase::kRunning;
+    });
     auto sit = signals.find(target.service);
     const ServiceSignals& sig = sit != signals.end() ? sit->second : kNone;
-    const AutoscaleSample sample = SampleOf(job.spec, target, sig, now);
+    const AutoscaleSample sample = ServiceSample(job.spec, target, sig, now);
     scale.last_value = sample.value;
     scale.last_measured = sample.replicas;
     const int before = scale.desired;
@@ -259,6 +264,38 @@ Status ApplyScalingLocked(ControllerCore& core, const std::vector<ScaleTarget>& 
     for (const auto& [u, why] : p.decision.stop) scale.draining.erase(u);
   }
   return {};
+}
+
+std::vector<ServiceScaleGauge> ScaleGaugesLocked(const ControllerState& state) {
+  std::vector<ServiceScaleGauge> out;
+  for (const auto& [id, scale] : state.scaling) {
+    auto jit = state.jobs.find(id);
+    if (jit == state.jobs.end() || !IsAutoscaled(jit->second)) continue;
+    const JobState& job = jit->second;
+    ServiceScaleGauge g;
+    g.service = job.rec.queue + "/" + job.rec.name;
+    g.metric = std::string(AutoscaleMetricName(job.spec.autoscaling->metric));
+    g.desired = scale.desired;
+    g.draining = static_cast<int>(scale.draining.size());
+    for (const auto& u : job.units) g.serving += u.phase == UnitPhase::kRunning;
+    g.serving -= g.draining;
+    g.value = scale.last_value;
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+void WriteScaleGauges(const std::vector<ServiceScaleGauge>& gauges, MetricsWriter& out) {
+  out.Family("tessera_service_replicas", MetricType::kGauge,
+             "Autoscaled InferenceServices' replicas: wanted, serving, draining.");
+  for (const auto& g : gauges) {
+    out.Sample({{"service", g.service}, {"state", "desired"}}, g.desired);
+    out.Sample({{"service", g.service}, {"state", "serving"}}, g.serving);
+    out.Sample({{"service", g.service}, {"state", "draining"}}, g.draining);
+  }
+  out.Family("tessera_service_autoscale_metric", MetricType::kGauge,
+             "The autoscaler's last sample of the service's metric (docs/autoscaling.md).");
+  for (const auto& g : gauges) out.Sample({{"service", g.service}, {"metric", g.metric}}, g.value);
 }
 
 }  // namespace tessera

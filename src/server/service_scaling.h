@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/metrics_text.h"
 #include "server/controller_core.h"
 #include "server/service_signals.h"
 
@@ -45,6 +46,25 @@ std::vector<ScaleTarget> ScaleTargets(const ControllerState& state);
 // service -> its replicas' URLs.
 std::map<std::string, std::vector<std::string>> ReplicaUrls(
     const std::vector<ScaleTarget>& targets);
+
+// What the replicas (and the gateway) report, as one sample of the service's metric: the
+// serving replicas that answered; in-flight from the gateway where it counts the replica,
+// else the engine's running + waiting; requests the gateway holds for want of a replica count
+// as in flight and as waiting (scale from zero); TTFT p90 ÷ spec.slo.ttftMs.
+AutoscaleSample ServiceSample(const JobSpec& spec, const ScaleTarget& target,
+                              const ServiceSignals& signals, Tick now);
+
+// GET /metrics: tessera_service_replicas{service, state=desired|serving|draining} of every
+// autoscaled service, and the last sample's value (tessera_service_autoscale_metric{service,
+// metric}).
+struct ServiceScaleGauge {
+  std::string service;
+  std::string metric;
+  int desired = 0, serving = 0, draining = 0;
+  double value = 0;
+};
+std::vector<ServiceScaleGauge> ScaleGaugesLocked(const ControllerState& state);
+void WriteScaleGauges(const std::vector<ServiceScaleGauge>& gauges, MetricsWriter& out);
 
 struct DrainOptions {
   Tick min_ms = 1000;       // at least this long out of the gateway's set before it is stopped

@@ -164,12 +164,30 @@ TEST(AutoscaleLive, LoadStepStartsAReplicaThatServes) {
     scaled_event |= e.value("type", "") == "ServiceScaled" &&
                     e.value("message", "").starts_with("replicas 1 -> 2: in-flight-requests");
   EXPECT_TRUE(scaled_event) << job["events"].dump();
+  const std::string metrics = s.cluster.Get("/metrics").body;
+  EXPECT_NE(metrics.find("tessera_service_replicas{service=\"serving/chat\",state=\"desired\"} 2"),
+            std::string::npos)
+      << metrics;
   // The engines reported their busy fraction through their usage files (docs/gpu-usage.md).
   double busiest = 0;
   for (const auto& m : ParseMetricsText(s.cluster.Get("/metrics").body,
                                         {"tessera_gpu_utilization_window_max_ratio"}))
     busiest = std::max(busiest, m.value);
   EXPECT_GT(busiest, 0.05) << s.cluster.Get("/metrics").body;
+  // tessera top nodes shows the reported figures for both replicas' nodes (each engine writes
+  // its usage file every 500 ms, the agents report at each heartbeat).
+  CommandResult top;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        top = RunCommand(
+            {BinDir() + "/tessera", "top", "nodes", "--server", s.cluster.url(), "-o", "json"}, 20);
+        const Json nodes = Json::parse(top.out, nullptr, false);
+        int reported = 0;
+        for (const auto& n : nodes) reported += n.value("usageSource", "") == "reported";
+        return top.exit_code == 0 && reported == 2;
+      },
+      5))
+      << top.out << top.err;
 }
 
 TEST(AutoscaleLive, LoadFallingDrainsAReplicaWithNoFailedRequest) {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "server/snapshot_builder.h"
 #include "state_fixtures.h"
 
@@ -92,6 +94,69 @@ TEST(ServiceScalingTest, DrainingReplicasAreMarkedAndListedWithTheirUrls) {
   for (const auto& [tid, t] : state.tasks) draining += IsDrainingTask(state, t);
   EXPECT_EQ(draining, 0);
   EXPECT_EQ(ReplicaUrls(targets).at("default/chat").size(), 2u);
+}
+
+JobSpec Spec(const std::string& metric, const std::string& target) {
+  auto spec = ParseJobSpec(
+      "apiVersion: tessera/v1\nkind: InferenceService\nmetadata: {name: chat}\nspec:\n"
+      "  replicas: {min: 0, max: 4}\n  gpusPerReplica: 1\n  slo: {ttftMs: 500}\n"
+      "  autoscaling: {metric: " +
+      metric + ", target: " + target + "}\n  command: [x]\n");
+  EXPECT_TRUE(spec) << spec.error().message;
+  return *spec;
+}
+
+// Three replicas: a (answered), b (answered), c draining; the gateway counts a only.
+ScaleTarget Target() {
+  ScaleTarget t;
+  t.service = "default/chat";
+  t.replicas = {{0, "http://a", false}, {1, "http://b", false}, {2, "http://c", true}};
+  return t;
+}
+
+ServiceSignals Signals() {
+  ServiceSignals s;
+  s.replicas["http://a"] = {true, 3, 2, 0.5, 7.0, 1.0};
+  s.replicas["http://b"] = {true, 1, 4, 0.9, std::nullopt, std::nullopt};
+  s.replicas["http://c"] = {true, 9, 9, 1.0, 9.0, 9.0};
+  s.awaiting_replica = 2;
+  return s;
+}
+
+TEST(ServiceSampleTest, EachMetricFromTheServingReplicas) {
+  const auto in_flight = ServiceSample(Spec("in-flight-requests", "4"), Target(), Signals(), 77);
+  EXPECT_EQ(in_flight.at, 77);
+  EXPECT_EQ(in_flight.replicas, 2);  // the draining one is left out
+  // a: the gateway's 7; b: the engine's 1 + 4; plus the 2 held at the gateway.
+  EXPECT_DOUBLE_EQ(in_flight.value, 7 + 5 + 2);
+  EXPECT_EQ(in_flight.waiting, 2);
+  const auto queue = ServiceSample(Spec("queue-length", "4"), Target(), Signals(), 77);
+  EXPECT_DOUBLE_EQ(queue.value, 2 + 4 + 2);
+  const auto kv = ServiceSample(Spec("kv-cache-utilization", "0.8"), Target(), Signals(), 77);
+  EXPECT_DOUBLE_EQ(kv.value, 0.7);  // the mean of 0.5 and 0.9
+  ServiceSignals with_ttft = Signals();
+  const auto no_ttft = ServiceSample(Spec("ttft-p90", "0.8"), Target(), with_ttft, 77);
+  EXPECT_EQ(no_ttft.replicas, 0);  // no request finished its prefill: nothing to say
+  with_ttft.ttft_p90_ms = 600;
+  const auto ttft = ServiceSample(Spec("ttft-p90", "0.8"), Target(), with_ttft, 77);
+  EXPECT_EQ(ttft.replicas, 2);
+  EXPECT_DOUBLE_EQ(ttft.value, 1.2);  // 600 ms against the SLO's 500
+  // A replica that did not answer is not measured.
+  ServiceSignals silent = Signals();
+  silent.replicas["http://b"].answered = false;
+  EXPECT_EQ(ServiceSample(Spec("queue-length", "4"), Target(), silent, 77).replicas, 1);
+}
+
+TEST(ServiceSampleTest, TtftP90FromTwoReadsOfTheHistogram) {
+  // Cumulative buckets (seconds): 10 observations before; 20 more, 18 of them within 0.1 s.
+  const std::vector<std::pair<double, double>> before = {
+      {0.05, 5}, {0.1, 10}, {0.5, 10}, {INFINITY, 10}};
+  const std::vector<std::pair<double, double>> now = {
+      {0.05, 10}, {0.1, 28}, {0.5, 30}, {INFINITY, 30}};
+  EXPECT_DOUBLE_EQ(*HistogramP90Ms(before, now), 100);
+  EXPECT_FALSE(HistogramP90Ms(now, now));  // nothing observed between
+  // The first read (no earlier one): everything so far; the 90th lies beyond the last bound.
+  EXPECT_DOUBLE_EQ(*HistogramP90Ms({}, {{0.1, 1}, {0.5, 2}, {INFINITY, 10}}), 500);
 }
 
 }  // namespace

@@ -10,14 +10,24 @@ const COLORS = { free: '#dfe4e9', alloc: '#9ecae1', used: '#1f6fb2', cordoned: '
 const cellSize = (count) => (count <= 100 ? 12 : count <= 400 ? 8 : 5);
 
 let nodes = [];
-let usage = new Map();  // "node/gpu" -> {utilization, memoryUsedBytes, memoryTotalBytes}
+// "node/gpu" -> {utilization, memoryUsedBytes}: what the controller's feed has (gpuUsage in
+// /v1/nodes: NVML, or what tasks report) first, else the agents' own figure (/v1/usage; for
+// simulated GPUs the share their tasks hold).
+let reported = new Map();
+let scraped = new Map();
+const useOf = (node, gpu) => reported.get(node + '/' + gpu) ?? scraped.get(node + '/' + gpu);
 let layout = [];        // per node: {x, y, w, h}
 let filter = '';
 
-export function setNodes(list) { nodes = list; render(); }
+export function setNodes(list) {
+  nodes = list;
+  reported = new Map();
+  for (const n of nodes) for (const g of n.gpuUsage ?? []) reported.set(n.name + '/' + g.gpu, g);
+  render();
+}
 
 export function setUsage(doc) {
-  usage = new Map(doc.gpus.map((g) => [g.node + '/' + g.gpu, g]));
+  scraped = new Map(doc.gpus.map((g) => [g.node + '/' + g.gpu, g]));
   const note = $('usage-note');
   note.textContent = doc.unreachable.length
     ? 'use unknown for agents ' + doc.unreachable.join(', ')
@@ -30,7 +40,7 @@ function healthy(n) { return n.status === 'Ready'; }
 function nodeUse(n) {
   let sum = 0, known = false;
   for (let g = 0; g < n.gpuCount; g++) {
-    const u = usage.get(n.name + '/' + g);
+    const u = useOf(n.name, g);
     if (u) { sum += u.utilization; known = true; }
   }
   return known && n.gpuCount > 0 ? sum / n.gpuCount : null;
@@ -39,7 +49,7 @@ function nodeUse(n) {
 function cellColor(n, g) {
   if (!healthy(n)) return COLORS.bad;
   const milli = (n.gpuAllocatedMilli || [])[g] || 0;
-  const u = usage.get(n.name + '/' + g);
+  const u = useOf(n.name, g);
   if (milli > 0 && u && u.utilization > 0) return COLORS.used;
   if (milli > 0) return COLORS.alloc;
   return n.cordoned ? COLORS.cordoned : COLORS.free;

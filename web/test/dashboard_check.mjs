@@ -74,6 +74,62 @@ async function textCheck(page, selector, names, what) {
   return names.length - missing.length;
 }
 
+// First render: from navigation start to nodes, queues and jobs all drawn.
+async function load(page) {
+  await page.goto(opt.url + '/ui/' + (opt.token ? '#token=' + encodeURIComponent(opt.token) : ''),
+                  { waitUntil: 'domcontentloaded' });
+  await page.waitForFunction(() => document.body.dataset.ready === 'true', { timeout: TIMEOUT });
+  Object.assign(report, await page.evaluate(() => ({
+    firstContentfulPaintMs: performance.getEntriesByType('paint').find((p) => p.name === 'first-contentful-paint')?.startTime ?? null,
+    firstRenderMs: window.tesseraDashboard.firstRenderMs,
+    fragmentAfterLoad: location.hash,
+  })));
+  if (report.fragmentAfterLoad.includes('token')) problem('the token stayed in the address bar');
+}
+
+// Every node, queue and job the API lists, as text in the page.
+async function checkContents(page) {
+  const [nodes, queues, jobs] = await Promise.all([api('/v1/nodes'), api('/v1/queues'), api('/v1/jobs?limit=500')]);
+  report.nodes = await textCheck(page, '#node-table', nodes.nodes.map((n) => n.name), 'nodes');
+  report.queues = await textCheck(page, '#queue-table', queues.queues.map((q) => q.name), 'queues');
+  report.jobs = await textCheck(page, '#job-table', jobs.jobs.map((j) => j.name), 'jobs');
+  if (await page.$eval('#grid', (c) => c.height) <= 0) problem('the cluster grid is empty');
+  await (await page.$('#cluster')).screenshot({ path: opt.out + '/dashboard-cluster.png' });
+}
+
+// Released now (it was submitted held), the job runs and ends by itself: the page shows it
+// Succeeded this long after the controller recorded its end (finishTimeMs).
+async function measureFinish(page, job) {
+  const i = job.lastIndexOf('/');
+  await api('/v1/release', 'POST', { queue: job.slice(0, i), names: [job.slice(i + 1)] });
+  const seen = await phaseSeenAt(page, job, ['Succeeded', 'Failed']);
+  const finished = await api(jobApiPath(job));
+  report.finishUpdateMs = seen - finished.finishTimeMs;
+  report.finishedPhase = finished.phase;
+}
+
+// A cancel sent from here: the page shows the job Cancelling (or already Cancelled) this long
+// after the request was sent.
+async function measureCancel(page, job) {
+  const sent = Date.now();
+  await api(jobApiPath(job), 'DELETE');
+  report.cancelUpdateMs = await phaseSeenAt(page, job, ['Cancelling', 'Cancelled']) - sent;
+}
+
+// The job's page, reached by its link in the jobs table: its tasks and its log tail.
+async function openJobPage(page, job) {
+  const i = job.lastIndexOf('/');
+  const href = '#/job/' + job.slice(0, i).split('/').map(encodeURIComponent).join('/') + '/' + encodeURIComponent(job.slice(i + 1));
+  // Clicked inside the page: the table may be redrawn by an update between a lookup from
+  // here and the click.
+  await page.$eval('#job-table', (table, h) => table.querySelector(`a[href="${h}"]`).click(), href);
+  await page.waitForFunction(() => document.querySelectorAll('#job-tasks tbody tr').length > 0 &&
+    document.getElementById('job-log').textContent.length > 0, { timeout: TIMEOUT });
+  report.jobPageTasks = await page.$$eval('#job-tasks tbody tr', (rows) => rows.length);
+  report.jobLogTail = await page.$eval('#job-log', (el) => el.textContent.slice(-200));
+  await page.screenshot({ path: opt.out + '/dashboard-job.png', fullPage: true });
+}
+
 const browser = await puppeteer.launch({
   executablePath: opt.chromium, headless: true, acceptInsecureCerts: opt['insecure-tls'],
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
@@ -89,63 +145,22 @@ try {
     if (opt.token && new URL(r.url()).pathname.startsWith('/v1/') &&
         r.headers().authorization !== 'Bearer ' + opt.token) unauthorised.push(r.url());
   });
-
-  // First render: from navigation start to nodes, queues and jobs all drawn.
-  await page.goto(opt.url + '/ui/' + (opt.token ? '#token=' + encodeURIComponent(opt.token) : ''),
-                  { waitUntil: 'domcontentloaded' });
-  await page.waitForFunction(() => document.body.dataset.ready === 'true', { timeout: TIMEOUT });
-  Object.assign(report, await page.evaluate(() => ({
-    firstContentfulPaintMs: performance.getEntriesByType('paint').find((p) => p.name === 'first-contentful-paint')?.startTime ?? null,
-    firstRenderMs: window.tesseraDashboard.firstRenderMs,
-    fragmentAfterLoad: location.hash,
-  })));
-  if (report.fragmentAfterLoad.includes('token')) problem('the token stayed in the address bar');
+  await load(page);
   stage('loaded');
-
-  const [nodes, queues, jobs] = await Promise.all([api('/v1/nodes'), api('/v1/queues'), api('/v1/jobs?limit=500')]);
-  report.nodes = await textCheck(page, '#node-table', nodes.nodes.map((n) => n.name), 'nodes');
-  report.queues = await textCheck(page, '#queue-table', queues.queues.map((q) => q.name), 'queues');
-  report.jobs = await textCheck(page, '#job-table', jobs.jobs.map((j) => j.name), 'jobs');
-  const gridHeight = await page.$eval('#grid', (c) => c.height);
-  if (gridHeight <= 0) problem('the cluster grid is empty');
-  const cluster = await page.$('#cluster');
-  await cluster.screenshot({ path: opt.out + '/dashboard-cluster.png' });
-
+  await checkContents(page);
   stage('checked');
   await page.evaluate(watchPhases);
   if (opt.finishing) {
-    // Released now (it was submitted held), it runs and ends by itself: the page shows it
-    // Succeeded this long after the controller recorded its end (finishTimeMs).
-    const i = opt.finishing.lastIndexOf('/');
-    await api('/v1/release', 'POST', { queue: opt.finishing.slice(0, i), names: [opt.finishing.slice(i + 1)] });
-    const seen = await phaseSeenAt(page, opt.finishing, ['Succeeded', 'Failed']);
-    const job = await api(jobApiPath(opt.finishing));
-    report.finishUpdateMs = seen - job.finishTimeMs;
-    report.finishedPhase = job.phase;
+    await measureFinish(page, opt.finishing);
     stage('finished');
   }
   if (opt.cancel) {
-    // A cancel sent from here: the page shows it Cancelling (or already Cancelled) this long
-    // after the request was sent.
-    const sent = Date.now();
-    await api(jobApiPath(opt.cancel), 'DELETE');
-    const seen = await phaseSeenAt(page, opt.cancel, ['Cancelling', 'Cancelled']);
-    report.cancelUpdateMs = seen - sent;
+    await measureCancel(page, opt.cancel);
     stage('cancelled');
   }
   await page.screenshot({ path: opt.out + '/dashboard-after-updates.png', fullPage: true });
-
   if (opt.job) {
-    const i = opt.job.lastIndexOf('/');
-    const href = '#/job/' + opt.job.slice(0, i).split('/').map(encodeURIComponent).join('/') + '/' + encodeURIComponent(opt.job.slice(i + 1));
-    // Clicked inside the page: the table may be redrawn by an update between a lookup from
-    // here and the click.
-    await page.$eval('#job-table', (table, h) => table.querySelector(`a[href="${h}"]`).click(), href);
-    await page.waitForFunction(() => document.querySelectorAll('#job-tasks tbody tr').length > 0 &&
-      document.getElementById('job-log').textContent.length > 0, { timeout: TIMEOUT });
-    report.jobPageTasks = await page.$$eval('#job-tasks tbody tr', (rows) => rows.length);
-    report.jobLogTail = await page.$eval('#job-log', (el) => el.textContent.slice(-200));
-    await page.screenshot({ path: opt.out + '/dashboard-job.png', fullPage: true });
+    await openJobPage(page, opt.job);
     stage('jobPage');
   }
   if (unauthorised.length) problem('API requests without the bearer token: ' + unauthorised.slice(0, 3).join(', '));
