@@ -2,6 +2,7 @@
 // the scheduler places), every task of every attempt with node, GPUs, state and exit code,
 // and its recent events.
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/live_client.h"
@@ -31,6 +32,19 @@ std::string Join(const Json& list, const std::string& sep) {
     s += item;
   }
   return s;
+}
+
+// When the last preemption was and, as the controller's event names it, whose room it made.
+std::optional<std::string> PreemptedLine(const Json& events) {
+  for (auto it = events.rbegin(); it != events.rend(); ++it) {
+    if (it->value("type", "") != "JobPreempted") continue;
+    const std::string m = it->value("message", ""), mark = "; preempted by ";
+    const auto at = m.rfind(mark);
+    const std::string when = Clock(it->value("timeMs", std::int64_t{0}));
+    if (at == std::string::npos) return when + " (" + m + ")";
+    return when + " by " + m.substr(at + mark.size()) + " (" + m.substr(0, at) + ")";
+  }
+  return std::nullopt;
 }
 
 void PrintJob(const Json& j) {
@@ -92,6 +106,7 @@ void PrintJob(const Json& j) {
                              Number(a.value("lastValue", 0.0)) + " over " +
                              std::to_string(a.value("measuredReplicas", 0)));
   }
+  if (auto preempted = PreemptedLine(j["events"])) line("Preempted:", *preempted);
   std::cout << "\nTasks:\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& t : j["taskList"]) {
@@ -122,6 +137,16 @@ void PrintJob(const Json& j) {
   rows.clear();
   const auto& events = j["events"];
   const std::size_t first = events.size() > 30 ? events.size() - 30 : 0;
+  const std::string all =
+      "`tessera get events --for job/" + j.value("queue", "") + "/" + j.value("name", "") + "`";
+  if (j.contains("eventsCutBeforeMs")) {
+    std::cout << "  (events before " + Clock(j.value("eventsCutBeforeMs", std::int64_t{0})) +
+                     " were dropped: the controller keeps the newest events only)\n";
+  }
+  if (first > 0) {
+    std::cout << "  (the newest 30 of " << events.size() << " events; all of them: " << all
+              << ")\n";
+  }
   for (std::size_t i = first; i < events.size(); ++i) {
     const auto& e = events[i];
     rows.push_back({"  " + Clock(e.value("timeMs", std::int64_t{0})), e.value("type", ""),

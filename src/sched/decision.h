@@ -18,9 +18,12 @@ struct Decision {
   enum class Kind { kBind, kPreempt, kUnschedulable, kResize };
   Kind kind = Kind::kBind;
   JobId job;
-  Placement placement;  // kBind: where each task goes, in rank order; kResize: the new one
-  std::string reason;   // kPreempt and kUnschedulable: why
+  Placement placement;    // kBind: where each task goes, in rank order; kResize: the new one
+  std::string reason;     // kPreempt and kUnschedulable: why
   bool oversold = false;  // kBind: placed on online replicas' credit (sched/colocation/oversell.h)
+  // kPreempt: the job the victim makes room for, where there is one (a priority preemption, a
+  // reclaim, a co-location eviction); not valid when a queue order displaced it.
+  JobId preemptor;
 };
 
 using Decisions = std::vector<Decision>;

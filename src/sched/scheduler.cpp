@@ -388,7 +388,9 @@ bool Scheduler::PreemptForPriority(const Snapshot& snap, const Workload& job, Cl
                    victim->job->id,
                    {},
                    "preempted for job of priority " + std::to_string(job.priority) + " (priority " +
-                       std::to_string(victim->job->priority) + ")"});
+                       std::to_string(victim->job->priority) + ")",
+                   false,
+                   job.id});
   }
   if (auto p = placer.PlaceGang(working, job, rng)) {
     out.push_back({Decision::Kind::kBind, job.id, std::move(*p), {}});

@@ -37,6 +37,8 @@ class Applier {
   AppliedDecisions Run(const Decisions& decisions);
   // Why a bind cannot go where it was placed now, or empty when it can.
   std::string PlacementConflict(const Placement& placement);
+  // "; preempted by job/QUEUE/NAME" for a preemption's beneficiary, "" when there is none.
+  std::string PreemptorNote(JobId preemptor) const;
   void Bind(const JobState& job, int unit, const Placement& placement);
 
  private:
@@ -210,6 +212,13 @@ void Applier::Skip(bool defer, const JobState* job, const std::string& why) {
   change_.RequestSchedule();  // the next cycle decides again on what is there then
 }
 
+std::string Applier::PreemptorNote(JobId preemptor) const {
+  const auto i = snapshot_->IndexOf(preemptor);
+  if (!preemptor.valid() || !i) return "";
+  auto it = state_.jobs.find(snapshot_->units[*i].job_id);
+  return it == state_.jobs.end() ? "" : "; preempted by " + JobObject(it->second.rec);
+}
+
 AppliedDecisions Applier::Run(const Decisions& decisions) {
   // A preempted or resized gang keeps its GPUs until its processes are gone (SIGTERM, the
   // grace period): a bind onto any of them waits for a later cycle, where the preemptor is
@@ -256,8 +265,9 @@ AppliedDecisions Applier::Run(const Decisions& decisions) {
     }
     if (d.kind == Decision::Kind::kPreempt) {
       decided[*index] = true;
-      change_.Event("JobPreempted", JobObject(job->rec), d.reason);
-      StopUnit(change_, *job, u.unit, UnitPhase::kPending, "preempted: " + d.reason, now_);
+      const std::string reason = d.reason + PreemptorNote(d.preemptor);
+      change_.Event("JobPreempted", JobObject(job->rec), reason);
+      StopUnit(change_, *job, u.unit, UnitPhase::kPending, "preempted: " + reason, now_);
       ++out_.preempted;
       continue;
     }

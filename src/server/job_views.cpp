@@ -228,6 +228,9 @@ Json JobDetail(const ControllerState& state, const JobState& job) {
     }
   }
   j["events"] = std::move(events);
+  // The controller keeps the newest events only: say so when this job's first ones are gone.
+  if (!state.events.empty() && job.rec.submit_ms < state.events.front().time_ms)
+    j["eventsCutBeforeMs"] = state.events.front().time_ms;
   return j;
 }
 

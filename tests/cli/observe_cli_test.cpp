@@ -217,5 +217,27 @@ TEST_F(ObserveCliTest, LabelSelectorsAndUserPickJobs) {
   EXPECT_NE(key.err.find("metadata.labels.-bad: not a label key"), std::string::npos) << key.err;
 }
 
+// describe names the job a preemption made room for, from the controller's JobPreempted event.
+TEST_F(ObserveCliTest, DescribeNamesThePreemptor) {
+  Watchdog watchdog(90s, "describe preemptor test");
+  auto up = Tessera({"up", "--state", state_.path(), "--agents", "1", "--gpus", "4xH100",
+                     "--priority-preemption"});
+  up_ = true;
+  ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
+  SubmitSleeper("low", 4);
+  ASSERT_TRUE(WaitFor([&] { return Running("low"); }, 20));
+  const std::string file = dir_.path() + "/urgent.yaml";
+  std::ofstream(file) << "apiVersion: tessera/v1\nkind: TrainingJob\nmetadata: {name: urgent, "
+                         "queue: team-a}\nspec: {priority: 100, workers: 1, gpusPerWorker: 4, "
+                         "command: [sleep, '60']}\n";
+  ASSERT_EQ(Tessera({"submit", "-f", file}).exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return Running("urgent"); }, 30));
+  auto describe = Tessera({"describe", "job", "low"});
+  EXPECT_EQ(describe.exit_code, 0) << describe.err;
+  EXPECT_NE(describe.out.find("by job/team-a/urgent (preempted for job of priority 100"),
+            std::string::npos)
+      << describe.out;
+}
+
 }  // namespace
 }  // namespace tessera::testing

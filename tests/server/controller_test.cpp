@@ -128,7 +128,13 @@ TEST_F(ControllerTest, PriorityPreemptionStopsTheVictimThenStartsThePreemptor) {
   Json victim = Job("victim");
   EXPECT_EQ(victim["phase"], "Restarting");
   bool preempted = false;
-  for (const auto& e : victim["events"]) preempted |= e["type"] == "JobPreempted";
+  for (const auto& e : victim["events"]) {
+    if (e["type"] != "JobPreempted") continue;
+    preempted = true;
+    EXPECT_NE(e["message"].get<std::string>().find("; preempted by job/default/urgent"),
+              std::string::npos)
+        << "the event names the preemptor: " << e["message"];
+  }
   EXPECT_TRUE(preempted) << victim["events"].dump(2);
   EXPECT_EQ(Job("urgent")["phase"], "Pending");
   for (const std::string node : {"node-0", "node-1"}) {

@@ -224,7 +224,9 @@ void ColocationCycle::Before(const TaskPlacer& placer, Rng& rng, Decisions& out)
       out.push_back({Decision::Kind::kPreempt,
                      victim->job->id,
                      {},
-                     "co-location: evicted for online job " + job.name});
+                     "co-location: evicted for online job " + job.name,
+                     false,
+                     job.id});
     }
     // A new replica's load is not known yet: it counts as using all it asked for, so it adds
     // no credit.

@@ -313,7 +313,7 @@ class FairShareRun {
               ? "preempted by higher-priority " + job.name + " in queue " + tree_.node(leaf).path
               : "reclaimed by queue " + tree_.node(leaf).path + " for " + job.name + " (queue " +
                     tree_.node(r.leaf).path + " is over its guarantee)";
-      out_.push_back({Decision::Kind::kPreempt, victim.job->id, {}, why});
+      out_.push_back({Decision::Kind::kPreempt, victim.job->id, {}, why, false, job.id});
     }
   }
 
