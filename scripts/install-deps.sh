@@ -5,8 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build ccache pkg-config git
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
-  libcpp-httplib-dev libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-torch nginx)  # nginx: the reference proxy of `tessera bench gateway`
+  libcpp-httplib-dev libssl-dev openssl libsqlite3-dev sqlite3 libgtest-dev libgmock-dev
+  libbenchmark-dev python3 python3-torch nginx)  # nginx: the reference proxy of `tessera bench gateway`
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -25,6 +25,7 @@
 #include <string>
 #include <thread>
 
+#include "agent/agent_credential.h"
 #include "agent/gpu_inventory.h"
 #include "agent/launcher.h"
 #include "core/status.h"
@@ -56,6 +57,10 @@ struct AgentOptions {
   std::int64_t memory_mib = 0;      // 0 = all memory of the machine
   bool keep_tasks_on_exit = false;  // on SIGTERM, leave tasks running instead of stopping them
   int exit_grace_seconds = 10;      // cap on the grace period when the agent itself stops
+  // The cluster's bootstrap token, for registering nodes that have no credential yet
+  // (agent_credential.h); empty for a controller without authentication.
+  std::string bootstrap_token_file;
+  std::string ca_file;  // the CA of the controller's certificate, for an https URL
 };
 
 class Agent {
@@ -119,6 +124,7 @@ class Agent {
   void StopAllTasks();
 
   AgentOptions options_;
+  AgentCredential credential_;
   GpuInventory inventory_;  // of the first node (every emulated node has the same)
   std::vector<ServedNode> nodes_;
   LaunchSettings settings_;

@@ -3,7 +3,7 @@
 # build without the store, controller and agent.
 file(GLOB cli_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/cli/*.cpp)
 set(cli_live_names up_command down_command submit_command get_command describe_command
-    logs_command cancel_command release_command live_client daemon bench_live_command
+    logs_command cancel_command release_command live_client daemon bench_live_command up_credentials up_tls
     bench_gateway_command bench_gateway_load)
 if(NOT TESSERA_BUILD_LIVE)
   foreach(name ${cli_live_names})

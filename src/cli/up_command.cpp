@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -16,6 +17,8 @@
 #include "cli/daemon.h"
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
+#include "cli/up_credentials.h"
+#include "cli/up_tls.h"
 
 namespace tessera::cli {
 
@@ -34,6 +37,7 @@ struct UpFlags {
   std::string placement_policy;
   std::string bin_dir;
   double timeout = 30;
+  bool insecure = false;  // no authentication (and no TLS): a throwaway laptop cluster
 };
 
 std::string Tail(const std::string& path, std::size_t lines) {
@@ -64,6 +68,7 @@ Status RunUp(UpFlags f) {
   fs::create_directories(f.state + "/agents", ec);
   if (ec) return IoError("cannot create " + f.state + ": " + ec.message());
   const std::string state = fs::canonical(f.state).string();
+  fs::permissions(state, fs::perms::owner_all, ec);  // the database, tokens and logs: ours only
   const std::string bin = f.bin_dir.empty() ? SelfDirectory() : f.bin_dir;
   const std::string tesserad = bin + "/tesserad";
   const std::string agent = bin + "/tessera-agent";
@@ -92,6 +97,22 @@ Status RunUp(UpFlags f) {
   if (!f.placement_policy.empty())
     argv.insert(argv.end(), {"--placement-policy", f.placement_policy});
   if (f.priority_preemption) argv.push_back("--priority-preemption");
+  std::optional<UpCredentials> creds;
+  std::optional<UpTls> tls;
+  if (f.insecure) {
+    argv.push_back("--insecure");
+  } else {
+    auto made = EnsureUpCredentials(state);
+    if (!made) return std::unexpected(made.error());
+    creds = *made;
+    auto certs = EnsureUpTls(state);
+    if (!certs) return std::unexpected(certs.error());
+    tls = *certs;
+    argv.insert(argv.end(), {"--token-auth-file", creds->token_file, "--bootstrap-token-file",
+                             creds->bootstrap_file, "--tls-cert-file", tls->cert_file,
+                             "--tls-private-key-file", tls->key_file});
+  }
+  const std::string ca_file = tls ? tls->ca_file : "";
   if (!f.queues.empty()) {
     // tesserad runs detached from this directory: hand it an absolute path.
     argv.insert(argv.end(),
@@ -119,6 +140,10 @@ Status RunUp(UpFlags f) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  if (auto s = WriteContext(state, url, tls ? "tls/ca.crt" : "", creds ? "auth/admin.token" : "");
+      !s)
+    return std::unexpected(s.error());
+  RememberAccess(url, creds ? creds->admin_token : "", ca_file);
 
   std::vector<std::string> names;
   for (int i = 0; i < f.agents; ++i) {
@@ -147,6 +172,8 @@ Status RunUp(UpFlags f) {
     if (f.simulate_nodes > 0) {
       agent_argv.insert(agent_argv.end(), {"--simulate-nodes", std::to_string(f.simulate_nodes)});
     }
+    if (creds)
+      agent_argv.insert(agent_argv.end(), {"--bootstrap-token-file", creds->bootstrap_file});
     auto apid = SpawnDetached(agent_argv, state + "/logs/agent-" + node + ".log");
     if (!apid) return std::unexpected(apid.error());
     WriteText(state + "/agents/" + node + ".pid", std::to_string(*apid) + "\n");
@@ -180,6 +207,11 @@ Status RunUp(UpFlags f) {
             << (gpus->gpus.empty() ? std::string("GPU") : gpus->gpus[0].model)
             << " (simulated GPUs): " << names.front()
             << (names.size() > 1 ? " .. " + names.back() : "") << "\n"
+            << "  access      "
+            << (creds ? "TLS (CA " + ca_file + ") and bearer tokens (admin token in " +
+                            creds->admin_token_file + "; the CLI finds both through --state)"
+                      : std::string("--insecure: plain HTTP, no authentication"))
+            << "\n"
             << "Next:\n"
             << "  export TESSERA_STATE=" << state << "\n"
             << (f.queues.empty() ? "  tessera submit -f examples/jobs/training-job.yaml\n"
@@ -220,6 +252,8 @@ void RegisterUpCommand(CLI::App& app) {
                   "Where tesserad and tessera-agent are (default: beside tessera)");
   cmd->add_option("--timeout", flags->timeout, "Seconds to wait for the cluster to be ready")
       ->capture_default_str();
+  cmd->add_flag("--insecure", flags->insecure,
+                "No authentication: any local process may use the cluster (throwaway clusters)");
   cmd->callback([flags] { SetExitCode(RunOrReport([&] { return RunUp(*flags); })); });
 }
 

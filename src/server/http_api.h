@@ -16,28 +16,43 @@
 //   POST   /v1/agents/{node}/heartbeat?waitMs=N
 //   POST   /v1/agents/{node}/tasks/{id}/status
 //
+// With RequireAuth (tesserad without --insecure) every route but healthz needs a bearer token
+// and is authorised by role (http_auth.h); without it the API is open, for loopback only.
+//
 // Handlers catch every exception at this edge; a bad request never takes the controller down.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/status.h"
 #include "server/controller.h"
+#include "server/http_auth.h"
 
 namespace httplib {
 class Server;
-}
+struct Request;
+}  // namespace httplib
 
 namespace tessera {
 
 class ApiServer {
  public:
-  explicit ApiServer(Controller& controller, int threads = 128);
+  // With `tls` (certificate and private key files, PEM) the server speaks HTTPS only.
+  struct TlsFiles {
+    std::string cert_file;
+    std::string key_file;
+  };
+  explicit ApiServer(Controller& controller, int threads = 128, const TlsFiles* tls = nullptr);
+  // False when the TLS certificate or key could not be loaded.
+  bool valid() const;
   ~ApiServer();
 
   // Binds `host`:`port` (0 = any free port); returns the port bound.
   Result<int> Bind(const std::string& host, int port);
+  // Authenticates and authorises every request with `guard`. Call before Serve().
+  void RequireAuth(std::shared_ptr<const RequestGuard> guard);
   // Serves until Stop(). REQUIRES: Bind succeeded.
   void Serve();
   void Stop();
@@ -49,8 +64,12 @@ class ApiServer {
   void ViewRoutes();  // healthz, status, nodes, queues, events
   void LogRoute();    // task logs, proxied from the agents
   void AgentRoutes();
+  // With a guard, whether the caller may act for every node of a batched agent call.
+  std::optional<Denial> CheckNodes(const httplib::Request& req,
+                                   const NodesHeartbeatRequest& batch) const;
   Controller& controller_;
   std::unique_ptr<httplib::Server> http_;
+  std::shared_ptr<const RequestGuard> guard_;  // null: no authentication (--insecure)
 };
 
 }  // namespace tessera

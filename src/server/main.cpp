@@ -18,6 +18,7 @@
 
 #include "server/controller.h"
 #include "server/http_api.h"
+#include "server/http_auth.h"
 #include "server/scheduler_config.h"
 #include "spec/queue_file.h"
 #include "store/sqlite_store.h"
@@ -41,6 +42,12 @@ struct Flags {
   std::string queues_path;
   std::string topology_levels;
   int http_threads = 128;
+  std::string token_auth_file;
+  std::string bootstrap_token_file;
+  std::string node_credentials_file;
+  bool insecure = false;
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 void AddFlags(CLI::App& app, Flags& f) {
@@ -76,6 +83,20 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "+ clients")
       ->capture_default_str()
       ->check(CLI::Range(4, 1024));
+  app.add_option("--token-auth-file", f.token_auth_file,
+                 "Users' bearer tokens, kube-apiserver's CSV shape: token,user,uid,\"g1,g2\" "
+                 "(groups: tessera:admins, tessera:viewers, team:QUEUE, tessera:gateway, "
+                 "tessera:metrics; docs/security.md)");
+  app.add_option("--bootstrap-token-file", f.bootstrap_token_file,
+                 "Tokens (one a line) a new node registers with; each node is then issued a "
+                 "credential of its own");
+  app.add_option("--node-credentials", f.node_credentials_file,
+                 "Where the nodes' credential digests are kept (default: beside the database)");
+  app.add_option("--tls-cert-file", f.tls_cert_file,
+                 "Serve HTTPS with this certificate (PEM; `tessera up` makes one from a local CA)");
+  app.add_option("--tls-private-key-file", f.tls_key_file, "The certificate's private key (PEM)");
+  app.add_flag("--insecure", f.insecure,
+               "No authentication (a throwaway cluster on 127.0.0.1 only)");
 }
 
 // The database file: --db, or DIR/tesserad.db with DIR created.
@@ -122,6 +143,34 @@ Result<tessera::ControllerOptions> OptionsFrom(const Flags& f) {
   return options;
 }
 
+// The authentication of every request, from --token-auth-file and --bootstrap-token-file;
+// null with --insecure.
+Result<std::shared_ptr<const tessera::RequestGuard>> GuardFrom(const Flags& f,
+                                                               const std::string& db_path) {
+  if (f.insecure) return nullptr;
+  if (f.token_auth_file.empty()) {
+    spdlog::warn("no --token-auth-file: the API is open to every local process (--insecure)");
+    return nullptr;
+  }
+  auto users = tessera::TokenTable::Load(f.token_auth_file);
+  if (!users) return std::unexpected(users.error());
+  std::vector<std::string> bootstrap;
+  if (!f.bootstrap_token_file.empty()) {
+    auto tokens = tessera::ReadTokenLines(f.bootstrap_token_file);
+    if (!tokens) return std::unexpected(tokens.error());
+    bootstrap = std::move(*tokens);
+  }
+  const std::string creds_path =
+      !f.node_credentials_file.empty()
+          ? f.node_credentials_file
+          : (std::filesystem::path(db_path).parent_path() / "node-credentials").string();
+  auto nodes = tessera::NodeCredentials::Open(creds_path, bootstrap);
+  if (!nodes) return std::unexpected(nodes.error());
+  spdlog::info("authentication on: {} user token(s), {} bootstrap token(s), node credentials in {}",
+               users->size(), bootstrap.size(), creds_path);
+  return std::make_shared<const tessera::RequestGuard>(std::move(*users), std::move(*nodes));
+}
+
 bool WriteFileAtomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
@@ -135,7 +184,8 @@ bool WriteFileAtomically(const std::string& path, const std::string& text) {
 }
 
 // Opens the store, starts the controller and serves until SIGTERM, SIGINT or SIGHUP.
-int Serve(const Flags& f, const std::string& db_path, const tessera::ControllerOptions& options) {
+int Serve(const Flags& f, const std::string& db_path, const tessera::ControllerOptions& options,
+          std::shared_ptr<const tessera::RequestGuard> guard) {
   // Signals are taken by one thread; every other thread inherits the blocked mask.
   sigset_t signals;
   sigemptyset(&signals);
@@ -155,7 +205,13 @@ int Serve(const Flags& f, const std::string& db_path, const tessera::ControllerO
     spdlog::error("{}", controller.error().message);
     return 1;
   }
-  tessera::ApiServer server(**controller, f.http_threads);
+  const tessera::ApiServer::TlsFiles tls{f.tls_cert_file, f.tls_key_file};
+  tessera::ApiServer server(**controller, f.http_threads, tls.cert_file.empty() ? nullptr : &tls);
+  if (!server.valid()) {
+    spdlog::error("cannot load the TLS certificate {} and key {}", tls.cert_file, tls.key_file);
+    return 1;
+  }
+  if (guard) server.RequireAuth(std::move(guard));
   auto bound = server.Bind(f.listen, f.port);
   if (!bound) {
     spdlog::error("{}", bound.error().message);
@@ -163,7 +219,8 @@ int Serve(const Flags& f, const std::string& db_path, const tessera::ControllerO
   }
   (*controller)->Start();
   const std::string host = f.listen == "0.0.0.0" ? "127.0.0.1" : f.listen;
-  const std::string endpoint = "http://" + host + ":" + std::to_string(*bound);
+  const std::string scheme = f.tls_cert_file.empty() ? "http://" : "https://";
+  const std::string endpoint = scheme + host + ":" + std::to_string(*bound);
   const auto status = (*controller)->ServerStatus();
   spdlog::info("serving {} (store {}, {} jobs loaded in {} ms, queue policy {}, placement {})",
                endpoint, db_path, status["loadedJobs"].get<std::size_t>(),
@@ -198,18 +255,42 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("tesserad"));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %n: %v");
 
+  ::umask(077);  // the database, its journal, the credentials and the endpoint: 0600
   auto db_path = DatabasePath(flags);
   if (!db_path) {
     spdlog::error("{}", db_path.error().message);
     return db_path.error().code == tessera::Error::Code::kInvalidArgument ? 2 : 1;
   }
-  if (flags.listen != "127.0.0.1" && flags.listen != "localhost" && flags.listen != "::1") {
-    spdlog::warn("listening on {}; the API has no authentication yet", flags.listen);
+  const bool loopback =
+      flags.listen == "127.0.0.1" || flags.listen == "localhost" || flags.listen == "::1";
+  if (flags.insecure && !loopback) {
+    spdlog::error("--insecure listens on 127.0.0.1 only, not {}", flags.listen);
+    return 2;
+  }
+  if (flags.tls_cert_file.empty() != flags.tls_key_file.empty()) {
+    spdlog::error("give --tls-cert-file and --tls-private-key-file together");
+    return 2;
+  }
+  if (flags.tls_cert_file.empty() && !loopback) {
+    // Bearer tokens in clear text off this machine: only with TLS.
+    spdlog::error(
+        "plain HTTP is served on 127.0.0.1 only; give --tls-cert-file and "
+        "--tls-private-key-file to listen on {}",
+        flags.listen);
+    return 2;
   }
   auto options = OptionsFrom(flags);
   if (!options) {
     spdlog::error("{}", options.error().message);
     return 2;
   }
-  return Serve(flags, *db_path, *options);
+  auto guard = GuardFrom(flags, *db_path);
+  if (!guard) {
+    spdlog::error("{}", guard.error().message);
+    return 2;
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    ::chmod((*db_path + suffix).c_str(), 0600);  // a database made before this version
+  }
+  return Serve(flags, *db_path, *options, std::move(*guard));
 }
