@@ -334,7 +334,11 @@ bool Agent::Register(ServedNode& node) {
   client.set_read_timeout(10, 0);
   credential_.ApplyForRegistration(client);
   auto res = client.Post("/v1/agents/register", DumpJson(ToJson(reg)), "application/json");
-  if (!res) return false;
+  if (!res) {
+    Complain("registration with " + options_.server_url + " failed (" +
+             httplib::to_string(res.error()) + ")");
+    return false;
+  }
   if (res->status != 200) {
     Log(node.name, "registration refused (" + std::to_string(res->status) + "): " + res->body);
     return false;

@@ -172,8 +172,10 @@ Status RunUp(UpFlags f) {
     if (f.simulate_nodes > 0) {
       agent_argv.insert(agent_argv.end(), {"--simulate-nodes", std::to_string(f.simulate_nodes)});
     }
-    if (creds)
+    if (creds) {
       agent_argv.insert(agent_argv.end(), {"--bootstrap-token-file", creds->bootstrap_file});
+    }
+    if (tls) agent_argv.insert(agent_argv.end(), {"--ca-file", tls->ca_file});
     auto apid = SpawnDetached(agent_argv, state + "/logs/agent-" + node + ".log");
     if (!apid) return std::unexpected(apid.error());
     WriteText(state + "/agents/" + node + ".pid", std::to_string(*apid) + "\n");
