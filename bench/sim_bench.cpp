@@ -3,8 +3,10 @@
 //  - EventQueue: the (time, seq) heap against std::multimap, the textbook alternative.
 //  - Replay of ITP cluster04 (15,802 jobs, 64×8 GPUs) under each queue policy, with the
 //    pre-sorted pending queue (what `tessera sim` does) against a snapshot that lists every
-//    job unsorted each cycle (the naive way).
-//  - One seed of the openb allocation experiment per placement policy.
+//    job unsorted each cycle (the naive way), and placing by the plain scan over every node
+//    against the class index (SchedulerConfig::placement_index).
+//  - One seed of the openb allocation experiment per placement policy, by the class index and by
+//    the plain scan.
 // Traces are read from ../shared/traces (run from the repository root); missing traces skip.
 #include <benchmark/benchmark.h>
 
@@ -26,7 +28,8 @@ void BM_EventQueue(benchmark::State& state) {
   for (auto _ : state) {
     EventQueue<std::uint32_t> q;
     Rng rng(1);
-    for (std::size_t i = 0; i < n; ++i) q.Push(static_cast<Tick>(rng.Uniform(1'000'000)), static_cast<std::uint32_t>(i));
+    for (std::size_t i = 0; i < n; ++i)
+      q.Push(static_cast<Tick>(rng.Uniform(1'000'000)), static_cast<std::uint32_t>(i));
     std::uint64_t sum = 0;
     while (!q.empty()) sum += q.Pop().payload;
     benchmark::DoNotOptimize(sum);
@@ -40,7 +43,9 @@ void BM_EventQueueBaselineMultimap(benchmark::State& state) {
   for (auto _ : state) {
     std::multimap<std::pair<Tick, std::uint64_t>, std::uint32_t> q;
     Rng rng(1);
-    for (std::size_t i = 0; i < n; ++i) q.emplace(std::make_pair(static_cast<Tick>(rng.Uniform(1'000'000)), i), static_cast<std::uint32_t>(i));
+    for (std::size_t i = 0; i < n; ++i)
+      q.emplace(std::make_pair(static_cast<Tick>(rng.Uniform(1'000'000)), i),
+                static_cast<std::uint32_t>(i));
     std::uint64_t sum = 0;
     while (!q.empty()) {
       sum += q.begin()->second;
@@ -66,7 +71,8 @@ const ItpInput& Itp() {
     if (!cluster || !trace) return in;
     in.cluster = std::move(*cluster);
     for (std::size_t i = 0; i < trace->jobs.size(); ++i) {
-      in.jobs.push_back(ToWorkload(trace->jobs[i], in.cluster, JobId(static_cast<std::uint32_t>(i))));
+      in.jobs.push_back(
+          ToWorkload(trace->jobs[i], in.cluster, JobId(static_cast<std::uint32_t>(i))));
     }
     in.ok = true;
     return in;
@@ -85,17 +91,21 @@ void BM_ReplayItpCluster04(benchmark::State& state) {
   ReplayOptions o;
   o.scheduler.queue_policy = kQueuePolicies[state.range(0)];
   o.presorted_queue = state.range(1) != 0;
+  o.scheduler.placement_index = state.range(2) != 0;
   std::int64_t events = 0;
   for (auto _ : state) {
     auto r = RunReplay(in.cluster, in.jobs, o);
     events += r->event_count;
     benchmark::DoNotOptimize(r);
   }
-  state.SetLabel(o.scheduler.queue_policy + (o.presorted_queue ? "" : " baseline: unsorted snapshot"));
-  state.counters["events_per_second"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.SetLabel(o.scheduler.queue_policy +
+                 (o.presorted_queue ? "" : " baseline: unsorted snapshot") +
+                 (o.scheduler.placement_index ? "" : " baseline: plain scan"));
+  state.counters["events_per_second"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_ReplayItpCluster04)
-    ->ArgsProduct({{0, 1, 2, 3, 4}, {1, 0}})
+    ->ArgsProduct({{0, 1, 2, 3, 4}, {1, 0}, {1, 0}})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 
@@ -129,16 +139,21 @@ void BM_AllocationOpenbOneSeed(benchmark::State& state) {
   }
   const std::string policy = kPlacementPolicies[state.range(0)];
   AllocationOptions o;
+  o.placement_index = state.range(1) != 0;
   std::int64_t pods = 0;
   for (auto _ : state) {
     auto r = RunAllocationOnce(in.cluster, in.pods, policy, 0, o);
     pods += r->pods_arrived;
     benchmark::DoNotOptimize(r);
   }
-  state.SetLabel(policy);
-  state.counters["placements_per_second"] = benchmark::Counter(static_cast<double>(pods), benchmark::Counter::kIsRate);
+  state.SetLabel(policy + (o.placement_index ? "" : " baseline: plain scan"));
+  state.counters["placements_per_second"] =
+      benchmark::Counter(static_cast<double>(pods), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_AllocationOpenbOneSeed)->DenseRange(0, 5)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_AllocationOpenbOneSeed)
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 0}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
 
 }  // namespace
 }  // namespace tessera

@@ -11,12 +11,17 @@ does what a Megatron-LM, DeepSpeed or FSDP job does under a scheduler:
   $TESSERA_CHECKPOINT_INTERVAL_SECONDS (the spec's checkpoint.intervalSeconds) of training, to
   $TESSERA_CHECKPOINT_DIR (a directory every node sees): rank 0 writes checkpoint.pt atomically
   (a temporary file, fsync, rename) with the step, the model, the optimizer and the RNG states;
-- on start, every rank loads the checkpoint if there is one and continues after its step;
+- on start, every rank loads the checkpoint if there is one and continues after its step, also
+  at another WORLD_SIZE than the one that wrote it (an elastic job resized by Tessera, as
+  torchrun's elastic agent restarts every worker on a membership change): the model and the
+  optimizer state do not depend on the number of ranks, and the batch of (step, rank) does not
+  either, so the data stream goes on from the checkpoint's step with as many batches per step as
+  there are ranks;
 - on SIGTERM (preemption, cancellation, a gang restart) finishes the step it is in, agrees with
   the other ranks to stop after that same step, saves a checkpoint and exits 0 (well within the
   grace period: one step plus one save).
 
-Lines the tests (and people) read: "step S loss X", "resumed from step S",
+Lines the tests (and people) read: "step S loss X", "resumed from step S (saved by W ranks)",
 "checkpoint saved at step S (reason)", "training finished at step S".
 
 Run by Tessera (see examples/jobs/pytorch-ddp.yaml), or alone for a quick look:
@@ -115,7 +120,7 @@ def batch_for(data, step, rank, batch_size, seq_len, seed):
     return x, y
 
 
-def save_checkpoint(ckpt_dir, step, model, optimizer, losses):
+def save_checkpoint(ckpt_dir, step, model, optimizer, losses, world):
     path = os.path.join(ckpt_dir, CHECKPOINT_FILE)
     tmp = f"{path}.tmp.{os.getpid()}"
     state = {
@@ -125,6 +130,7 @@ def save_checkpoint(ckpt_dir, step, model, optimizer, losses):
         "torch_rng": torch.get_rng_state(),
         "python_rng": random.getstate(),
         "losses": losses,
+        "world_size": world,
     }
     with open(tmp, "wb") as f:
         torch.save(state, f)
@@ -212,7 +218,8 @@ def main():
             random.setstate(ckpt["python_rng"])
             step = ckpt["step"]
             losses = ckpt.get("losses", [])
-            log(prefix, f"resumed from step {step}")
+            saved_by = ckpt.get("world_size", "?")
+            log(prefix, f"resumed from step {step} (saved by {saved_by} ranks, now {world})")
         else:
             log(prefix, "no checkpoint: starting at step 0")
     ddp = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
@@ -221,7 +228,7 @@ def main():
 
     def checkpoint(reason):
         if rank == 0 and ckpt_dir:
-            save_checkpoint(ckpt_dir, step, model, optimizer, losses)
+            save_checkpoint(ckpt_dir, step, model, optimizer, losses, world)
             log(prefix, f"checkpoint saved at step {step} ({reason})")
         dist.barrier()  # nobody exits or moves on before the checkpoint is on disk
 

@@ -80,6 +80,7 @@ void ClusterState::Take(const TaskPlacement& t) {
       tags.insert(it, {tag, 1U});
     }
   }
+  Reindex(t.node);
 }
 
 void ClusterState::Give(const TaskPlacement& t) {
@@ -99,6 +100,7 @@ void ClusterState::Give(const TaskPlacement& t) {
     auto it = std::lower_bound(tags.begin(), tags.end(), std::make_pair(tag, 0U));
     if (it != tags.end() && it->first == tag && --it->second == 0) tags.erase(it);
   }
+  Reindex(t.node);
 }
 
 void ClusterState::SetHealthy(NodeId id, bool healthy) {
@@ -109,6 +111,16 @@ void ClusterState::SetHealthy(NodeId id, bool healthy) {
   const auto cap = cluster_->node(id).capacity.gpu_milli;
   healthy_gpu_milli_ += healthy ? cap : -cap;
   free_gpu_milli_ += healthy ? s.free.gpu_milli : -s.free.gpu_milli;
+  Reindex(id);
+}
+
+const NodeClassIndex* ClusterState::ClassIndexAfterScans(
+    const std::shared_ptr<const NodeOrder>& order, std::uint32_t scans) const {
+  const NodeClassIndex* index = index_.get();
+  if (index != nullptr && index->order() == order.get()) return index;
+  if (index == nullptr && index_.scans()++ < scans) return nullptr;
+  index_.reset(std::make_unique<NodeClassIndex>(*this, order));
+  return index_.get();
 }
 
 }  // namespace tessera

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/cluster.h"
+#include "core/node_class_index.h"
 #include "core/placement.h"
 #include "core/status.h"
 
@@ -61,11 +62,23 @@ class ClusterState {
     return gpu_affinities_[id.value];
   }
 
+  // The index of the nodes by class (node_class_index.h) in node `order` (null = node ids),
+  // built on first use and kept up to date by every change from then on; copies carry it. A
+  // state that a placer scans only a few times is cheaper without one, so until it has one,
+  // `ClassIndexAfterScans` returns null for the first `scans` calls and builds it on the next.
+  // An index built for another order is rebuilt. Logically const: the index is derived data.
+  const NodeClassIndex* ClassIndexAfterScans(const std::shared_ptr<const NodeOrder>& order,
+                                             std::uint32_t scans) const;
+  const NodeClassIndex* class_index() const { return index_.get(); }
+
  private:
   void Take(const TaskPlacement& t);
   void Give(const TaskPlacement& t);
 
   void Touch(NodeState& s) { s.version = ++*version_source_; }
+  void Reindex(NodeId id) {
+    if (index_.get() != nullptr) index_.get()->Update(*this, id);
+  }
 
   const Cluster* cluster_;
   // Shared by a state and its copies, so that a node's version never means two different
@@ -76,6 +89,7 @@ class ClusterState {
   std::int64_t allocated_gpu_milli_ = 0;
   std::int64_t healthy_gpu_milli_ = 0;
   std::int64_t free_gpu_milli_ = 0;
+  mutable NodeClassIndexSlot index_;
 };
 
 }  // namespace tessera

@@ -90,7 +90,10 @@ Result<Scheduler> Scheduler::Create(const SchedulerConfig& config) {
   }
   s.queue_ = std::move(*queue);
   s.placement_ = std::move(*placement);
-  if (config.memoize_scores) s.cache_ = std::make_shared<ScoreCache>();
+  if (config.memoize_scores) {
+    s.cache_ = std::make_shared<ScoreCache>();
+    s.cache_->set_index_classes(config.placement_index);
+  }
   if (config.gang_placement == "topology") s.topology_ = std::make_shared<TopologyMemo>();
   if (IsFairSharePolicy(config.queue_policy)) {
     if (!config.queues) {
@@ -161,7 +164,10 @@ Decisions Scheduler::Schedule(const Snapshot& snap, ClusterState& working) const
   const TopologyGangPlacer* g = gangs ? &*gangs : nullptr;
   if (queues_) {  // drf, drf-naive: hierarchical fair share with reclaim and preemption
     TaskPlacer placer(*placement_, cache_.get(), g);
-    ScheduleFairShare(snap, *queues_, victims_, working, placer, rng, out);
+    std::optional<ElasticCycle> elastic;
+    if (elastic_) elastic.emplace(snap, placer);
+    ScheduleFairShare(snap, *queues_, victims_, working, placer, rng, out, {},
+                      elastic ? &*elastic : nullptr);
     return out;
   }
   JobOrder order(*queue_, snap);

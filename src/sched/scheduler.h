@@ -39,6 +39,11 @@ struct SchedulerConfig {
   // Memoise placement scores per (node version, task shape). Off: the same decisions, slower;
   // kept as the benchmarks' baseline.
   bool memoize_scores = true;
+  // Place single tasks through the index of nodes by class (core/node_class_index.h): one
+  // score per distinct node state, so a placement costs what the distinct states cost, not
+  // what the nodes do. Off: the plain scan over every node (the same decisions; the benchmarks'
+  // baseline). Needs memoize_scores; policies that do not score from state always scan.
+  bool placement_index = true;
   // fifo and backfill only: a head job that does not fit preempts running jobs of strictly
   // lower priority that are preemptible (sched/preemption/priority_preemption.h). Off by
   // default; the preemptive queue policies (srtf, srsf, las) re-plan by their own order.

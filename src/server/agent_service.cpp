@@ -9,6 +9,7 @@
 
 #include "server/job_limits.h"
 #include "server/job_views.h"
+#include "server/resize_applier.h"
 #include "server/unit_lifecycle.h"
 #include "spec/document.h"
 #include "spec/text.h"
@@ -368,6 +369,13 @@ TaskLaunch AgentService::LaunchOfLocked(const TaskRecord& t) const {
     base += before * r.processes_per_worker;
     remaining -= r.count;
     world += r.count * r.processes_per_worker;
+  }
+  if (spec.min_workers > 0) {
+    // Elastic: the gang is as large as this attempt was placed (its ranks are 0..n-1).
+    const int workers = AttemptWorkers(core_.state, job, t);
+    l.task_count = workers;
+    l.role_size = workers;
+    world = workers * role->processes_per_worker;
   }
   l.process_rank_base = base;
   l.world_size = world;

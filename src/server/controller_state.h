@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/placement.h"
 #include "core/workload.h"
 #include "sched/quota/queue_tree.h"
 #include "spec/job_spec.h"
@@ -22,6 +23,17 @@
 namespace tessera {
 
 class ChangeBuilder;
+
+// A live resize in progress (server/resize_applier.h): the unit's ranks of `from_attempt` stop,
+// and restart at `placement` once they are gone. Not durable: after a controller restart the
+// unit is pending and the scheduler places it afresh (at what fits).
+struct ResizeTarget {
+  int unit = 0;
+  int from_attempt = 0;
+  int from_workers = 0;
+  Placement placement;             // node ids are looked up again by name in each cycle
+  std::vector<std::string> nodes;  // the node of each rank of `placement`
+};
 
 struct JobState {
   JobRecord rec;
@@ -38,8 +50,9 @@ struct JobState {
   // Why it is pending, as of the last cycle (not durable; rendered by the views).
   std::uint64_t never_fits_generation = 0;  // node generation the reason was computed for
   std::optional<std::string> never_fits;
-  bool waiting = false;    // in the last snapshot, pending and not bound
-  std::string blocked_by;  // unmet spec.dependencies as of the last cycle; empty: none
+  bool waiting = false;                // in the last snapshot, pending and not bound
+  std::string blocked_by;              // unmet spec.dependencies as of the last cycle; empty: none
+  std::optional<ResizeTarget> resize;  // a resize in progress (not durable)
 };
 
 struct RegisteredNode {
@@ -60,6 +73,7 @@ struct ControllerState {
   std::deque<EventRecord> events;
   std::set<std::int64_t> active;               // jobs not finished
   std::set<std::int64_t> awaiting_readoption;  // running at load, not yet reported since
+  std::set<std::int64_t> resizing;             // jobs with a resize in progress (not durable)
   std::uint64_t node_generation = 1;           // bumped when a node is added or changes shape
   std::int64_t last_free_gpu_milli = 0;        // on schedulable nodes, after the last cycle
   std::int64_t next_job_id = 1;

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "server/resize_applier.h"
 #include "server/unit_lifecycle.h"
 
 namespace tessera {
@@ -22,8 +23,11 @@ struct NodeUsage {
 
 class Applier {
  public:
-  Applier(const CycleSnapshot& snapshot, ChangeBuilder& change, Tick now, std::uint64_t salt)
-      : snapshot_(snapshot),
+  // `snapshot` may be null when only Bind is used (a placement decided in an earlier cycle).
+  Applier(const CycleCluster& cluster, const CycleSnapshot* snapshot, ChangeBuilder& change,
+          Tick now, std::uint64_t salt)
+      : cluster_(cluster),
+        snapshot_(snapshot),
         change_(change),
         state_(change.state()),
         now_(now),
@@ -31,18 +35,19 @@ class Applier {
         next_task_id_(change.state().next_task_id) {}
 
   AppliedDecisions Run(const Decisions& decisions);
+  // Why a bind cannot go where it was placed now, or empty when it can.
+  std::string PlacementConflict(const Placement& placement);
+  void Bind(const JobState& job, int unit, const Placement& placement);
 
  private:
   // The job and unit of a decision if neither changed since the snapshot; else why not.
   const JobState* Unchanged(const SnapshotUnit& u, std::string* why) const;
-  // Why a bind cannot go where it was placed now, or empty when it can.
-  std::string PlacementConflict(const Placement& placement);
   NodeUsage& UsageOf(const std::string& node);
-  void Bind(const JobState& job, const SnapshotUnit& u, const Placement& placement);
   int PortFor(std::int64_t job_id, int attempt, const std::string& master);
   void Skip(bool defer, const JobState* job, const std::string& why);
 
-  const CycleSnapshot& snapshot_;
+  const CycleCluster& cluster_;
+  const CycleSnapshot* snapshot_;
   ChangeBuilder& change_;
   const ControllerState& state_;
   Tick now_;
@@ -107,7 +112,7 @@ std::string Applier::PlacementConflict(const Placement& placement) {
   // Checked as a whole before any of it is taken: a gang binds all-or-nothing.
   std::map<std::string, NodeUsage> after;
   for (const TaskPlacement& tp : placement) {
-    const std::string& name = snapshot_.cluster.node_names.at(tp.node.value);
+    const std::string& name = cluster_.node_names.at(tp.node.value);
     auto nit = state_.nodes.find(name);
     if (nit == state_.nodes.end()) return "node " + name + " is gone";
     const RegisteredNode& node = nit->second;
@@ -157,14 +162,14 @@ int Applier::PortFor(std::int64_t job_id, int attempt, const std::string& master
   return port;
 }
 
-void Applier::Bind(const JobState& job, const SnapshotUnit& u, const Placement& placement) {
-  auto& unit = change_.MutableUnit(job, u.unit);
+void Applier::Bind(const JobState& job, int unit_index, const Placement& placement) {
+  auto& unit = change_.MutableUnit(job, unit_index);
   unit.phase = UnitPhase::kRunning;
   ++unit.attempt;
   unit.started_ms = now_;
   if (unit.first_started_ms == 0) unit.first_started_ms = now_;
   unit.message = "";
-  const auto& names = snapshot_.cluster.node_names;
+  const auto& names = cluster_.node_names;
   const std::string master = state_.nodes.at(names.at(placement[0].node.value)).rec.address;
   const int port = PortFor(job.rec.id, unit.attempt, master);
   std::string where;
@@ -173,9 +178,9 @@ void Applier::Bind(const JobState& job, const SnapshotUnit& u, const Placement& 
     TaskRecord t;
     t.id = next_task_id_++;
     t.job_id = job.rec.id;
-    t.unit = u.unit;
+    t.unit = unit_index;
     t.attempt = unit.attempt;
-    t.rank = job.spec.IndependentTasks() ? u.unit : static_cast<int>(i);
+    t.rank = job.spec.IndependentTasks() ? unit_index : static_cast<int>(i);
     t.node = names.at(tp.node.value);
     for (int g = 0; g < kMaxGpusPerNode; ++g) {
       if (tp.gpu_mask >> g & 1) t.gpus.push_back(g);
@@ -193,7 +198,7 @@ void Applier::Bind(const JobState& job, const SnapshotUnit& u, const Placement& 
   }
   change_.Event(
       "JobScheduled", JobObject(job.rec),
-      (job.spec.IndependentTasks() ? "task " + std::to_string(u.unit) + " " : std::string()) +
+      (job.spec.IndependentTasks() ? "task " + std::to_string(unit_index) + " " : std::string()) +
           "attempt " + std::to_string(unit.attempt) + " bound to " + where);
   ++out_.bound;
 }
@@ -206,26 +211,26 @@ void Applier::Skip(bool defer, const JobState* job, const std::string& why) {
 }
 
 AppliedDecisions Applier::Run(const Decisions& decisions) {
-  // A preempted gang keeps its GPUs until its processes are gone (SIGTERM, the grace period):
-  // a bind onto any of them waits for a later cycle, where the preemptor is placed on what has
-  // been freed by then.
+  // A preempted or resized gang keeps its GPUs until its processes are gone (SIGTERM, the
+  // grace period): a bind onto any of them waits for a later cycle, where the preemptor is
+  // placed on what has been freed by then.
+  const CycleSnapshot& snapshot = *snapshot_;
   for (const auto& d : decisions) {
-    if (d.kind != Decision::Kind::kPreempt) continue;
-    if (auto i = snapshot_.IndexOf(d.job)) {
-      for (const TaskPlacement& tp : snapshot_.snap.jobs[*i].placement)
+    if (d.kind != Decision::Kind::kPreempt && d.kind != Decision::Kind::kResize) continue;
+    if (auto i = snapshot.IndexOf(d.job)) {
+      for (const TaskPlacement& tp : snapshot.snap.jobs[*i].placement)
         preempted_gpus_[tp.node] |= tp.gpu_mask;
     }
   }
-  std::vector<bool> decided(snapshot_.units.size(), false);
+  std::vector<bool> decided(snapshot.units.size(), false);
   for (const auto& d : decisions) {
-    const auto index = snapshot_.IndexOf(d.job);
+    const auto index = snapshot.IndexOf(d.job);
     if (!index) {
       Skip(false, nullptr,
            "no unit in the snapshot has scheduling id " + std::to_string(d.job.value));
       continue;
     }
-    const SnapshotUnit& u = snapshot_.units[*index];
-    if (d.kind == Decision::Kind::kResize) continue;  // not yet live: the job keeps its placement
+    const SnapshotUnit& u = snapshot.units[*index];
     std::string why;
     const JobState* job = Unchanged(u, &why);
     if (d.kind == Decision::Kind::kUnschedulable) {
@@ -240,6 +245,15 @@ AppliedDecisions Applier::Run(const Decisions& decisions) {
       Skip(false, nullptr, why);
       continue;
     }
+    if (d.kind == Decision::Kind::kResize) {
+      decided[*index] = true;
+      if (auto target = BeginResize(change_, *job, u.unit, snapshot.snap.jobs[*index].placement,
+                                    d.placement, cluster_, now_)) {
+        out_.resizes.emplace_back(u.job_id, std::move(*target));
+        ++out_.resized;
+      }
+      continue;
+    }
     if (d.kind == Decision::Kind::kPreempt) {
       decided[*index] = true;
       change_.Event("JobPreempted", JobObject(job->rec), d.reason);
@@ -252,12 +266,12 @@ AppliedDecisions Applier::Run(const Decisions& decisions) {
       continue;
     }
     decided[*index] = true;
-    Bind(*job, u, d.placement);
+    Bind(*job, u.unit, d.placement);
   }
   // Pending units that stay pending say why (rendered by the views).
-  for (std::size_t i = 0; i < snapshot_.units.size(); ++i) {
-    if (snapshot_.units[i].phase == UnitPhase::kPending && !decided[i])
-      out_.waiting.push_back(snapshot_.units[i].job_id);
+  for (std::size_t i = 0; i < snapshot.units.size(); ++i) {
+    if (snapshot.units[i].phase == UnitPhase::kPending && !decided[i])
+      out_.waiting.push_back(snapshot.units[i].job_id);
   }
   return std::move(out_);
 }
@@ -266,7 +280,17 @@ AppliedDecisions Applier::Run(const Decisions& decisions) {
 
 AppliedDecisions ApplyDecisions(const CycleSnapshot& snapshot, const Decisions& decisions,
                                 ChangeBuilder& change, Tick now, std::uint64_t port_salt) {
-  return Applier(snapshot, change, now, port_salt).Run(decisions);
+  return Applier(snapshot.cluster, &snapshot, change, now, port_salt).Run(decisions);
+}
+
+std::string BindDecidedPlacement(const CycleCluster& cluster, const JobState& job, int unit,
+                                 const Placement& placement, ChangeBuilder& change, Tick now,
+                                 std::uint64_t port_salt) {
+  Applier applier(cluster, nullptr, change, now, port_salt);
+  if (std::string conflict = applier.PlacementConflict(placement); !conflict.empty())
+    return conflict;
+  applier.Bind(job, unit, placement);
+  return "";
 }
 
 int MasterPortFor(std::int64_t job_id, int attempt, std::uint64_t salt) {

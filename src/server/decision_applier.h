@@ -4,8 +4,10 @@
 //  - dropped: its job was cancelled, held or purged, or its unit is no longer in the phase and
 //    attempt the snapshot saw (it ended, was restarted, or is being stopped);
 //  - deferred: a bind onto a node that is gone, not Ready or running strays, onto GPUs (or CPU,
-//    memory) taken meanwhile, or onto GPUs a preemption of this cycle frees only once its
-//    processes have exited.
+//    memory) taken meanwhile, or onto GPUs a preemption or resize of this cycle frees only once
+//    its processes have exited.
+// A resize (kResize) of a running elastic unit stops its ranks to restart them at the new size
+// (server/resize_applier.h).
 // Either way the unit stays pending for a later cycle.
 //
 // Pure: no clock, lock or I/O; `now` and the port salt are given. Thread-safety: none; runs
@@ -29,6 +31,7 @@ struct AppliedDecisions {
   int preempted = 0;
   int unschedulable = 0;
   int deferred = 0;
+  int resized = 0;
   int dropped = 0;
   // Why each decision not applied was dropped or deferred, for the log.
   std::vector<std::string> not_applied;
@@ -36,12 +39,21 @@ struct AppliedDecisions {
   std::vector<std::pair<std::int64_t, std::string>> never_fits;
   // Jobs with a unit the snapshot saw pending that stays pending (not durable).
   std::vector<std::int64_t> waiting;
+  // Resizes begun, by job: kept in JobState::resize once committed (not durable).
+  std::vector<std::pair<std::int64_t, ResizeTarget>> resizes;
 };
 
 // Adds the applied decisions to `change` (built over the current state). `port_salt` spreads
 // rendezvous ports per controller start.
 AppliedDecisions ApplyDecisions(const CycleSnapshot& snapshot, const Decisions& decisions,
                                 ChangeBuilder& change, Tick now, std::uint64_t port_salt);
+
+// Binds unit `unit` of `job` at `placement` (node ids of `cluster`), decided in an earlier
+// cycle (a resize's new size, once the old ranks have exited), if it still fits now, as a bind
+// decision is applied. Returns why not (nothing added), or an empty string.
+std::string BindDecidedPlacement(const CycleCluster& cluster, const JobState& job, int unit,
+                                 const Placement& placement, ChangeBuilder& change, Tick now,
+                                 std::uint64_t port_salt);
 
 // The rendezvous port of one attempt of a job, in 20000..31999 (below Linux's ephemeral
 // range): spread by job, attempt and a salt drawn per controller start, so that two clusters

@@ -133,6 +133,34 @@ Result<ReleaseRequest> ParseReleaseRequest(const std::string& body) {
   return r;
 }
 
+// Registers a POST route whose body is a document (a spec, a protocol message), read whatever
+// its Content-Type: `curl --data-binary @spec.yaml` sends application/x-www-form-urlencoded,
+// which httplib would cap at 8 KiB (answering a misleading 413) and parse into query
+// parameters, so that a body could set ?hold= or ?waitMs=. Read here, the body is capped only
+// at the payload limit and never becomes parameters.
+void PostDocument(httplib::Server& h, const std::string& pattern,
+                  httplib::Server::Handler handler) {
+  h.Post(pattern,
+         [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res,
+                                        const httplib::ContentReader& read) {
+           if (req.is_multipart_form_data()) {
+             SendError(res, Error::Code::kInvalidArgument,
+                       "multipart/form-data bodies are not accepted: send the document itself "
+                       "(curl --data-binary @FILE)");
+             res.status = 415;
+             return;
+           }
+           httplib::Request with_body = req;
+           if (!read([&](const char* data, std::size_t n) {
+                 with_body.body.append(data, n);
+                 return true;
+               })) {
+             return;  // httplib set the status (413 past the payload limit, 400 when cut short)
+           }
+           handler(with_body, res);
+         });
+}
+
 }  // namespace
 
 ApiServer::ApiServer(Controller& controller, int threads, const TlsFiles* tls)
@@ -213,7 +241,7 @@ void ApiServer::JobRoutes() {
   auto& h = *http_;
   Controller& c = controller_;
   const auto guard = [this] { return guard_.get(); };
-  h.Post("/v1/jobs", [&c, guard](const httplib::Request& req, httplib::Response& res) {
+  PostDocument(h, "/v1/jobs", [&c, guard](const httplib::Request& req, httplib::Response& res) {
     if (const RequestGuard* g = guard()) {
       // The queue is the spec's: a spec that does not parse is refused by Submit itself.
       if (auto spec = ParseJobSpec(req.body)) {
@@ -226,7 +254,7 @@ void ApiServer::JobRoutes() {
     SendJson(res, 201, *job);
   });
   // Held jobs released in one commit: {"names": [...], "queue": "..."} or {"all": true}.
-  h.Post("/v1/release", [&c, guard](const httplib::Request& req, httplib::Response& res) {
+  PostDocument(h, "/v1/release", [&c, guard](const httplib::Request& req, httplib::Response& res) {
     auto r = ParseReleaseRequest(req.body);
     if (!r) return SendError(res, Error::Code::kInvalidArgument, r.error().message);
     if (const RequestGuard* g = guard()) {
@@ -372,73 +400,83 @@ std::optional<Denial> ApiServer::CheckNodes(const httplib::Request& req,
 void ApiServer::AgentRoutes() {
   auto& h = *http_;
   Controller& c = controller_;
-  h.Post("/v1/agents/register", [this, &c](const httplib::Request& req, httplib::Response& res) {
-    auto doc = ParseJson(req.body);
-    if (!doc) return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
-    auto reg = NodeRegistrationFromJson(*doc);
-    if (!reg) return SendError(res, Error::Code::kInvalidArgument, reg.error().message);
-    std::optional<RegistrationGrant> grant;
-    if (guard_) {
-      auto admitted = guard_->AdmitRegistration(req, reg->node);
-      if (!admitted) return SendDenial(res, admitted.error());
-      grant = *admitted;
-    }
-    auto reply = c.Register(*reg);
-    if (!reply) return SendError(res, reply.error());
-    Json body = ToJson(*reply);
-    if (grant) {
-      if (auto s = guard_->CompleteRegistration(*grant, reg->node); !s)
-        return SendError(res, Error::Code::kIo, s.error().message);
-      if (grant->send_back) body["nodeCredential"] = grant->secret;
-    }
-    SendJson(res, 200, body);
-  });
-  h.Post("/v1/agents/heartbeat", [this, &c](const httplib::Request& req, httplib::Response& res) {
-    auto wait = IntParam(req, res, "waitMs", 0, 0, 30000);
-    if (!wait) return;
-    auto doc = ParseJson(req.body);
-    if (!doc) return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
-    auto hb = NodesHeartbeatRequestFromJson(*doc);
-    if (!hb) return SendError(res, Error::Code::kInvalidArgument, hb.error().message);
-    if (auto denial = CheckNodes(req, *hb)) return SendDenial(res, *denial);
-    auto reply = c.HeartbeatNodes(*hb, *wait);
-    if (!reply) return SendError(res, reply.error());
-    SendJson(res, 200, ToJson(*reply));
-  });
-  h.Post("/v1/agents/status", [this, &c](const httplib::Request& req, httplib::Response& res) {
-    auto doc = ParseJson(req.body);
-    if (!doc) return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
-    auto reports = NodesHeartbeatRequestFromJson(*doc);
-    if (!reports) return SendError(res, Error::Code::kInvalidArgument, reports.error().message);
-    if (auto denial = CheckNodes(req, *reports)) return SendDenial(res, *denial);
-    auto done = c.ReportTasks(*reports);
-    if (!done) return SendError(res, done.error());
-    SendJson(res, 200, *done);
-  });
-  h.Post(R"(/v1/agents/([a-z0-9-]+)/heartbeat)",
-         [&c](const httplib::Request& req, httplib::Response& res) {
-           auto wait = IntParam(req, res, "waitMs", 0, 0, 30000);
-           if (!wait) return;
-           auto doc = ParseJson(req.body);
-           if (!doc) return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
-           auto hb = HeartbeatRequestFromJson(*doc);
-           if (!hb) return SendError(res, Error::Code::kInvalidArgument, hb.error().message);
-           auto reply = c.Heartbeat(req.matches[1], *hb, *wait);
-           if (!reply) return SendError(res, reply.error());
-           SendJson(res, 200, ToJson(*reply));
-         });
-  h.Post(R"(/v1/agents/([a-z0-9-]+)/tasks/([0-9]{1,18})/status)",
-         [&c](const httplib::Request& req, httplib::Response& res) {
-           auto doc = ParseJson(req.body);
-           if (!doc) return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
-           if (doc->is_object()) (*doc)["taskId"] = std::stoll(req.matches[2]);
-           auto report = TaskReportFromJson(*doc);
-           if (!report)
-             return SendError(res, Error::Code::kInvalidArgument, report.error().message);
-           auto task = c.ReportTask(req.matches[1], *report);
-           if (!task) return SendError(res, task.error());
-           SendJson(res, 200, *task);
-         });
+  PostDocument(h, "/v1/agents/register",
+               [this, &c](const httplib::Request& req, httplib::Response& res) {
+                 auto doc = ParseJson(req.body);
+                 if (!doc)
+                   return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
+                 auto reg = NodeRegistrationFromJson(*doc);
+                 if (!reg)
+                   return SendError(res, Error::Code::kInvalidArgument, reg.error().message);
+                 std::optional<RegistrationGrant> grant;
+                 if (guard_) {
+                   auto admitted = guard_->AdmitRegistration(req, reg->node);
+                   if (!admitted) return SendDenial(res, admitted.error());
+                   grant = *admitted;
+                 }
+                 auto reply = c.Register(*reg);
+                 if (!reply) return SendError(res, reply.error());
+                 Json body = ToJson(*reply);
+                 if (grant) {
+                   if (auto s = guard_->CompleteRegistration(*grant, reg->node); !s)
+                     return SendError(res, Error::Code::kIo, s.error().message);
+                   if (grant->send_back) body["nodeCredential"] = grant->secret;
+                 }
+                 SendJson(res, 200, body);
+               });
+  PostDocument(h, "/v1/agents/heartbeat",
+               [this, &c](const httplib::Request& req, httplib::Response& res) {
+                 auto wait = IntParam(req, res, "waitMs", 0, 0, 30000);
+                 if (!wait) return;
+                 auto doc = ParseJson(req.body);
+                 if (!doc)
+                   return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
+                 auto hb = NodesHeartbeatRequestFromJson(*doc);
+                 if (!hb) return SendError(res, Error::Code::kInvalidArgument, hb.error().message);
+                 if (auto denial = CheckNodes(req, *hb)) return SendDenial(res, *denial);
+                 auto reply = c.HeartbeatNodes(*hb, *wait);
+                 if (!reply) return SendError(res, reply.error());
+                 SendJson(res, 200, ToJson(*reply));
+               });
+  PostDocument(h, "/v1/agents/status",
+               [this, &c](const httplib::Request& req, httplib::Response& res) {
+                 auto doc = ParseJson(req.body);
+                 if (!doc)
+                   return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
+                 auto reports = NodesHeartbeatRequestFromJson(*doc);
+                 if (!reports)
+                   return SendError(res, Error::Code::kInvalidArgument, reports.error().message);
+                 if (auto denial = CheckNodes(req, *reports)) return SendDenial(res, *denial);
+                 auto done = c.ReportTasks(*reports);
+                 if (!done) return SendError(res, done.error());
+                 SendJson(res, 200, *done);
+               });
+  PostDocument(h, R"(/v1/agents/([a-z0-9-]+)/heartbeat)",
+               [&c](const httplib::Request& req, httplib::Response& res) {
+                 auto wait = IntParam(req, res, "waitMs", 0, 0, 30000);
+                 if (!wait) return;
+                 auto doc = ParseJson(req.body);
+                 if (!doc)
+                   return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
+                 auto hb = HeartbeatRequestFromJson(*doc);
+                 if (!hb) return SendError(res, Error::Code::kInvalidArgument, hb.error().message);
+                 auto reply = c.Heartbeat(req.matches[1], *hb, *wait);
+                 if (!reply) return SendError(res, reply.error());
+                 SendJson(res, 200, ToJson(*reply));
+               });
+  PostDocument(h, R"(/v1/agents/([a-z0-9-]+)/tasks/([0-9]{1,18})/status)",
+               [&c](const httplib::Request& req, httplib::Response& res) {
+                 auto doc = ParseJson(req.body);
+                 if (!doc)
+                   return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
+                 if (doc->is_object()) (*doc)["taskId"] = std::stoll(req.matches[2]);
+                 auto report = TaskReportFromJson(*doc);
+                 if (!report)
+                   return SendError(res, Error::Code::kInvalidArgument, report.error().message);
+                 auto task = c.ReportTask(req.matches[1], *report);
+                 if (!task) return SendError(res, task.error());
+                 SendJson(res, 200, *task);
+               });
 }
 
 }  // namespace tessera

@@ -32,7 +32,11 @@ Result<std::set<std::string>> CheckControllerOptions(const ControllerOptions& op
 }
 
 LiveScheduler::LiveScheduler(const ControllerOptions& options)
-    : config_(options.scheduler), queues_(options.queues), queues_source_(options.queues_source) {}
+    : config_(options.scheduler), queues_(options.queues), queues_source_(options.queues_source) {
+  // Live, a job that asks to be elastic is resized (server/resize_applier.h); jobs without
+  // spec.elastic are not affected.
+  config_.elastic = true;
+}
 
 void LiveScheduler::SetProblem(std::string problem) {
   if (problem != problem_ && !problem.empty()) spdlog::error("scheduler: {}", problem);

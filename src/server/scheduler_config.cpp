@@ -39,12 +39,14 @@ Result<SchedulerConfig> LoadSchedulerConfig(const std::string& path) {
                                "' is unknown (known: fastest, blind)");
       }
     } else if (key == "elastic" && value.is_boolean()) {
-      // The controller cannot resize running jobs yet (docs/elastic.md).
-      if (value.get<bool>()) {
+      // Live, every job with spec.elastic is resized; there is nothing to switch off.
+      if (!value.get<bool>()) {
         return InvalidArgument(path +
-                               ": elastic: resizing running jobs is not supported by the "
-                               "controller yet (the simulator supports it)");
+                               ": elastic: false is not supported: the controller resizes "
+                               "every job with spec.elastic (a job that must keep its size "
+                               "leaves spec.elastic out)");
       }
+      config.elastic = true;
     } else if (key == "lasThresholdsGpuSeconds" && value.is_array()) {
       config.queue.las_thresholds_gpu_seconds.clear();
       for (const auto& v : value) {

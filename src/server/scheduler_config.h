@@ -4,7 +4,7 @@
 //   gangPlacement: topology      # topology | greedy
 //   backfillReservation: domain  # domain | gpu-count (docs/backfill.md)
 //   gpuModelChoice: fastest      # fastest | blind (docs/heterogeneous.md)
-//   elastic: false               # true is refused: the controller does not resize jobs yet
+//   elastic: true                # always on live (jobs with spec.elastic); false is refused
 //   lasThresholdsGpuSeconds: [3600]
 // Unknown keys and unknown policy names are errors that name the key.
 #pragma once

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/job_limits.h"
+#include "server/resize_applier.h"
 
 namespace tessera {
 
@@ -12,6 +13,7 @@ SchedulingCycle::SchedulingCycle(ControllerCore& core, std::uint64_t port_salt)
 std::string CycleRecordMessage(Tick clock, std::uint64_t seed, const AppliedDecisions& a) {
   return "clock=" + std::to_string(clock) + " seed=" + std::to_string(seed) +
          " bound=" + std::to_string(a.bound) + " preempted=" + std::to_string(a.preempted) +
+         " resized=" + std::to_string(a.resized) +
          " unschedulable=" + std::to_string(a.unschedulable) +
          " deferred=" + std::to_string(a.deferred) + " dropped=" + std::to_string(a.dropped);
 }
@@ -21,6 +23,7 @@ std::optional<CycleSnapshot> SchedulingCycle::SnapshotLocked(const Scheduler** s
   const std::uint64_t seed = ++state.cycles;
   if (!cluster_.cluster || cluster_.generation != state.node_generation)
     cluster_ = BuildCycleCluster(state, core_.options().topology_levels);
+  StartResizedUnitsLocked(core_, cluster_, port_salt_);
   RefreshSchedulingWorkloads(state, cluster_);
   ApplyDependenciesLocked(core_);
   for (auto id : state.active) state.jobs.at(id).waiting = false;
@@ -39,7 +42,7 @@ int SchedulingCycle::ApplyLocked(const CycleSnapshot& snapshot, const Decisions&
   ControllerState& state = core_.state;
   ChangeBuilder change(state);
   const Tick now = core_.Now();
-  const AppliedDecisions applied = ApplyDecisions(snapshot, decisions, change, now, port_salt_);
+  AppliedDecisions applied = ApplyDecisions(snapshot, decisions, change, now, port_salt_);
   for (const auto& why : applied.not_applied) spdlog::debug("scheduling cycle: {}", why);
   if (!decisions.empty()) {
     change.Event("SchedulingCycle", "cycle/" + std::to_string(snapshot.snap.seed),
@@ -61,6 +64,7 @@ int SchedulingCycle::ApplyLocked(const CycleSnapshot& snapshot, const Decisions&
     spdlog::error("scheduling cycle {} not committed: {}", snapshot.snap.seed, s.error().message);
     return 0;
   }
+  KeepResizeTargets(state, std::move(applied.resizes));
   if (applied.bound > 0 && state.first_decision_ms < 0)
     state.first_decision_ms = now - state.started_ms;
   return applied.bound;

@@ -2,6 +2,8 @@
 
 #include "sched/placement/task_placer.h"
 #include "server/job_gates.h"
+#include "server/resize_applier.h"
+#include "server/run_estimates.h"
 #include "spec/protocol.h"
 
 namespace tessera {
@@ -137,6 +139,7 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
   out.cluster = cluster;
   out.working = std::make_unique<ClusterState>(*cluster.cluster, std::move(versions));
   const auto placements = TakeLiveTasks(state, cluster, *out.working, out.problems);
+  TakeResizeTargets(state, cluster, *out.working);
   Snapshot& snap = out.snap;
   snap.now = now;
   snap.seed = seed;
@@ -147,12 +150,17 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
     for (const auto& unit : job.units) {
       const bool pending = unit.phase == UnitPhase::kPending;
       if (!pending && unit.phase != UnitPhase::kRunning) continue;
+      if (IsResizing(job, unit.unit)) continue;  // bound again at its target, not by Schedule
       if (pending && free_slots-- <= 0) continue;
       const auto& w =
           job.unit_workloads[job.spec.IndependentTasks() ? static_cast<std::size_t>(unit.unit) : 0];
+      // Run times for backfill, srtf and srsf; earlier runs' GPU-time for las.
+      const UnitHistory before = HistoryOf(state, job, unit);
+      const Tick remaining = EstimatedRemaining(job.spec, unit, before, now);
       if (pending) {
         if (job.never_fits) continue;
-        snap.jobs.push_back(JobView{w.get(), JobPhase::kPending, {}, 0, 0, 0, 0});
+        snap.jobs.push_back(
+            JobView{w.get(), JobPhase::kPending, {}, 0, before.gpu_seconds, remaining, 0});
       } else {
         auto pit = placements.find({id, unit.unit});
         if (pit == placements.end()) continue;
@@ -161,8 +169,8 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
         const Tick interval = w->checkpoint_interval;
         const Tick saved =
             interval > 0 ? LastCheckpointAt(unit.started_ms, now, interval) : unit.started_ms;
-        snap.jobs.push_back(
-            JobView{w.get(), JobPhase::kRunning, pit->second, unit.started_ms, 0, 0, saved});
+        snap.jobs.push_back(JobView{w.get(), JobPhase::kRunning, pit->second, unit.started_ms,
+                                    before.gpu_seconds, remaining, saved});
       }
       out.index_[w->id.value] = out.units.size();
       out.units.push_back({id, unit.unit, unit.attempt, unit.phase});
@@ -172,11 +180,19 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
   // Gangs being stopped still hold their GPUs in `working`; the scheduler may count them as
   // soon free (priority preemption does, so a preemptor waiting for its victims preempts no
   // one else).
+  // A resizing gang releases only the ranks it drops.
   for (auto id : state.active) {
-    for (const auto& unit : state.jobs.at(id).units) {
+    const JobState& job = state.jobs.at(id);
+    for (const auto& unit : job.units) {
       if (unit.phase != UnitPhase::kStopping) continue;
-      if (auto pit = placements.find({id, unit.unit}); pit != placements.end())
+      auto pit = placements.find({id, unit.unit});
+      if (pit == placements.end()) continue;
+      if (!IsResizing(job, unit.unit)) {
         snap.releasing.push_back(pit->second);
+      } else if (Placement dropped = DroppedRanks(*job.resize, pit->second, cluster);
+                 !dropped.empty()) {
+        snap.releasing.push_back(std::move(dropped));
+      }
     }
   }
   return out;

@@ -82,7 +82,8 @@ std::optional<FieldError> NeverFitsAtSubmit(const Cluster& cluster, const JobSpe
                                          ", and the largest registered node has " +
                                          std::to_string(largest) + OfModels(spec)};
     }
-    const int count = role.count;  // live gangs start whole, elastic ones too (for now)
+    // An elastic gang starts at its minimum when its nominal size does not fit.
+    const int count = spec.min_workers > 0 ? spec.min_workers : role.count;
     gang_milli += std::int64_t{count} * role.shape.Total().gpu_milli;
     // Whole GPUs of one role: each node holds floor(its GPUs / GPUs per task) of its tasks.
     if (spec.IndependentTasks() || role.shape.gpus == 0 || role.shape.IsShare()) continue;

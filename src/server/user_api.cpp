@@ -5,6 +5,7 @@
 
 #include "server/job_gates.h"
 #include "server/job_object.h"
+#include "server/run_estimates.h"
 #include "server/snapshot_builder.h"
 #include "server/unit_lifecycle.h"
 #include "spec/document.h"
@@ -32,6 +33,9 @@ ApiResult<Json> UserApi::Submit(std::string_view text, bool hold, bool queue_any
     FieldError f{"metadata.queue", "'" + spec->queue + "' is not a leaf queue of the queue tree (" +
                                        core_.options().queues_source + "): one of " + leaves};
     return std::unexpected(ApiError{InvalidArgument(f.ToString()).error(), {f}});
+  }
+  if (auto f = MissingEstimate(*spec, core_.options().scheduler.queue_policy)) {
+    return std::unexpected(ApiError{InvalidArgument(f->ToString()).error(), {*f}});
   }
   std::shared_ptr<const Cluster> registered;
   if (!queue_anyway) {

@@ -33,6 +33,9 @@ struct AllocationOptions {
   // Equal scores: the reference's node order, a permutation drawn per seed (kNodeOrder), or a
   // seeded draw among the tied nodes (kSeededDraw, Tessera's scheduler default).
   TieBreak tie_break = TieBreak::kNodeOrder;
+  // Place through the scheduler's class index (default) or by the plain scan over every node
+  // (SchedulerConfig::placement_index): the same figures either way, only the time differs.
+  bool placement_index = true;
   int threads = 0;  // 0 = one per core
 };
 

@@ -2,8 +2,8 @@
 // bench/schedule_bench.cpp: a cluster of spines and leaves (as
 // examples/config/clusters/llm-10k.yaml), a queue of pending single-GPU jobs, and a large gang with
 // a required spine and a preferred leaf. Every figure is measured against a baseline in the same
-// process (the same decisions without the score memo; the gang placed task by task), so the ratio
-// holds on any machine. Single-threaded: one core. See docs/benchmarks.md.
+// process (the plain scan over every node, with the same decisions; the gang also placed task by
+// task), so the ratio holds on any machine. Single-threaded: one core. See docs/benchmarks.md.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +27,7 @@ struct ScheduleBenchOptions {
   double gang_background = 0.4;  // share of GPUs busy (single-GPU jobs) when the gang arrives
   int repeats = 5;               // each figure is the median of this many runs
   std::uint64_t seed = 1;
+  std::string policy = "bestfit";  // the placement policy (PlacementPolicyNames())
 };
 
 struct ScheduleBenchResult {
@@ -35,12 +36,13 @@ struct ScheduleBenchResult {
   std::int64_t placements = 0;
   double schedule_ms = 0;
   double placements_per_second = 0;
-  double baseline_schedule_ms = 0;  // the same call with the score memo off
+  double baseline_schedule_ms = 0;  // the same call by the plain scan (no class index)
   double baseline_placements_per_second = 0;
   bool baseline_same_decisions = false;
   // The gang, alone in a Schedule call, on the cluster `gang_background` full.
   double gang_ms = 0;
   double gang_empty_ms = 0;        // on the empty cluster
+  double gang_scan_ms = 0;         // the same call by the plain scan
   double gang_baseline_ms = 0;     // gang placement "greedy" (task by task), same state
   std::string gang_level;          // the level of the domain the gang got (e.g. "spine")
   std::string gang_span;           // the innermost level all its tasks share

@@ -5,8 +5,12 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <regex>
 #include <set>
+
+#include "spec/strict_json.h"
+#include "spec/text.h"
 
 namespace tessera {
 
@@ -45,10 +49,27 @@ std::string Where(const YAML::Mark& m) {
   return "line " + std::to_string(m.line + 1) + ", column " + std::to_string(m.column + 1) + ": ";
 }
 
+// Why a plain scalar cannot be read as the number it spells, or nullopt: an integer outside
+// the signed 64-bit range, or a number that is not a finite double (1e309, .inf, .nan).
+std::optional<std::string> NumberProblem(const std::string& s) {
+  const nlohmann::json v = PlainScalar(s);
+  if (IsPlainInt(s) && !v.is_number_integer())
+    return "the integer " + Quote(s) + " is out of range";
+  if (v.is_number_float() && !std::isfinite(v.get<double>())) {
+    return "the number " + Quote(s) + " is out of range (not a finite number)";
+  }
+  return std::nullopt;
+}
+
+std::string Child(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
 struct Converter {
   std::size_t nodes = 0;
 
-  Result<nlohmann::json> Convert(const YAML::Node& n, int depth) {
+  // `path` names the value for errors: "spec.roles[1].workers"; empty at the root.
+  Result<nlohmann::json> Convert(const YAML::Node& n, int depth, const std::string& path) {
     if (++nodes > kMaxDocumentNodes) {
       return InvalidArgument("document: more than " + std::to_string(kMaxDocumentNodes) +
                              " values (after expanding aliases)");
@@ -65,12 +86,16 @@ struct Converter {
         const std::string& tag = n.Tag();
         const std::string& s = n.Scalar();
         if (tag == "!" || tag == "tag:yaml.org,2002:str") return nlohmann::json(s);
+        if (auto problem = NumberProblem(s)) {
+          return InvalidArgument(Where(n.Mark()) + (path.empty() ? "document" : path) + ": " +
+                                 *problem);
+        }
         return PlainScalar(s);
       }
       case YAML::NodeType::Sequence: {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& item : n) {
-          auto v = Convert(item, depth + 1);
+          auto v = Convert(item, depth + 1, path + "[" + std::to_string(arr.size()) + "]");
           if (!v) return v;
           arr.push_back(std::move(*v));
         }
@@ -84,10 +109,10 @@ struct Converter {
           }
           const std::string key = kv.first.Scalar();
           if (obj.contains(key)) {
-            return InvalidArgument(Where(kv.first.Mark()) + "document: duplicate key \"" + key +
-                                   "\"");
+            return InvalidArgument(Where(kv.first.Mark()) + Child(path, key) +
+                                   ": duplicate key (a key may appear once in a mapping)");
           }
-          auto v = Convert(kv.second, depth + 1);
+          auto v = Convert(kv.second, depth + 1, Child(path, key));
           if (!v) return v;
           obj[key] = std::move(*v);
         }
@@ -147,21 +172,17 @@ Result<nlohmann::json> ParseDocument(std::string_view text) {
   std::size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return InvalidArgument("document: empty");
   if (text[first] == '{' || text[first] == '[') {
-    try {
-      return nlohmann::json::parse(text.begin(), text.end());
-    } catch (const nlohmann::json::parse_error& e) {
-      std::string what = e.what();
-      auto pos = what.find("parse error");
-      return InvalidArgument("document: invalid JSON: " +
-                             (pos == std::string::npos ? what : what.substr(pos)));
-    } catch (const std::exception& e) {
-      return InvalidArgument(std::string("document: invalid JSON: ") + e.what());
+    auto doc = ParseStrictJson(text);
+    // Syntax errors read "document: invalid JSON: ..."; the others start with the field.
+    if (!doc && doc.error().message.starts_with("invalid JSON")) {
+      return InvalidArgument("document: " + doc.error().message);
     }
+    return doc;
   }
   try {
     YAML::Node root = YAML::Load(std::string(text));
     Converter c;
-    return c.Convert(root, 0);
+    return c.Convert(root, 0, "");
   } catch (const YAML::Exception& e) {
     return InvalidArgument(Where(e.mark) + "document: invalid YAML: " + e.msg);
   } catch (const std::exception& e) {

@@ -1,7 +1,9 @@
 // Turning the text of a spec (YAML or JSON) into a JSON tree, and a JSON tree back into YAML
 // for people. YAML scalars are typed by the YAML 1.2 core schema: plain `16` is an integer,
-// quoted "16" is a string, so a wrong type is reported as such. Duplicate keys, anchors that
-// expand past a size limit, and nesting deeper than a limit are refused. Never throws.
+// quoted "16" is a string, so a wrong type is reported as such. Duplicate keys, numbers that
+// are not finite doubles (1e309, .inf) or integers outside the signed 64-bit range (2^63),
+// anchors that expand past a size limit, and nesting deeper than a limit are refused, in YAML
+// and JSON (spec/strict_json.h) alike, naming the field. Never throws.
 #pragma once
 
 #include <nlohmann/json.hpp>

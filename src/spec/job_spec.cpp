@@ -443,6 +443,7 @@ const std::set<std::string> kCommonSpecKeys = {"priority",
                                                "cpu",
                                                "memory",
                                                "timeLimitSeconds",
+                                               "expectedDurationSeconds",
                                                "dependencies"};
 
 std::set<std::string> SpecKeysFor(WorkloadKind kind) {
@@ -620,7 +621,8 @@ bool operator==(const JobSpec& a, const JobSpec& b) {
                     s.grace_period_seconds, s.max_restarts, s.env, s.shell, s.working_dir,
                     s.replicas_min, s.replicas_max, s.slo_latency_ms, s.slo_tbt_ms,
                     s.slo_percentile, s.routing_policy, s.routing_block_tokens, s.roles,
-                    s.time_limit_seconds, s.dependencies, s.success_policy, s.parallelism);
+                    s.time_limit_seconds, s.expected_duration_seconds, s.dependencies,
+                    s.success_policy, s.parallelism);
   };
   return fields(a) == fields(b);
 }
@@ -898,6 +900,9 @@ Result<JobSpec> JobSpecFromJson(const Json& doc, std::vector<FieldError>* errors
   }
   if (auto v = val.Int(*s, P, "timeLimitSeconds", 0, kMaxTimeLimitSeconds, false)) {
     spec.time_limit_seconds = static_cast<int>(*v);
+  }
+  if (auto v = val.Int(*s, P, "expectedDurationSeconds", 1, kMaxTimeLimitSeconds, false)) {
+    spec.expected_duration_seconds = static_cast<int>(*v);
   }
   ParseDependencies(val, *s, spec);
   TaskShape base;  // cpu and memory shared by every task of the job
@@ -1201,6 +1206,8 @@ Json JobSpecToJson(const JobSpec& spec) {
   if (spec.shell) s["shell"] = true;
   if (!spec.working_dir.empty()) s["workingDir"] = spec.working_dir;
   if (spec.time_limit_seconds > 0) s["timeLimitSeconds"] = spec.time_limit_seconds;
+  if (spec.expected_duration_seconds > 0)
+    s["expectedDurationSeconds"] = spec.expected_duration_seconds;
   if (!spec.dependencies.empty()) {
     Json deps = Json::array();
     for (const auto& d : spec.dependencies) {

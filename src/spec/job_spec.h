@@ -89,6 +89,9 @@ struct JobSpec {
   // Wall-time limit of each run in seconds, 0 = none: a run still going this long after it
   // started is stopped as cancel stops it and the job fails with reason TimeLimit.
   int time_limit_seconds = 0;
+  // The run time its owner expects, in seconds, 0 = not given: the estimate of the queue
+  // orders that need one (srtf, srsf; backfill takes timeLimitSeconds as in Slurm).
+  int expected_duration_seconds = 0;
   std::vector<JobDependency> dependencies;  // all must be met before the job is scheduled
   SuccessPolicy success_policy = SuccessPolicy::kAllWorkers;  // TrainingJob
   int parallelism = 0;  // BatchJob: at most this many tasks run at once; 0 = no cap

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
+#include <type_traits>
 #include <utility>
+
+#include "spec/strict_json.h"
 
 namespace tessera {
 
@@ -18,6 +22,24 @@ constexpr std::array<std::pair<ReportedState, const char*>, 5> kStateNames{{
     {ReportedState::kLost, "lost"},
 }};
 
+// Whether the JSON integer `v` fits T (ParseJson has already refused anything past int64).
+template <typename T>
+bool InRange(const Json& v) {
+  if (v.is_number_unsigned()) {
+    return v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+  }
+  const std::int64_t i = v.get<std::int64_t>();
+  return i >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+         i <= static_cast<std::int64_t>(std::numeric_limits<T>::max());
+}
+
+template <typename T>
+constexpr bool kIsInteger = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <typename T>
+constexpr bool kIsIntegerList = false;
+template <typename I>
+constexpr bool kIsIntegerList<std::vector<I>> = kIsInteger<I>;
+
 // Reads typed fields; the first type error is kept and reported.
 class Reader {
  public:
@@ -32,10 +54,35 @@ class Reader {
       if (required) error_ = what_ + "." + key + ": required";
       return;
     }
-    try {
-      out = it->get<T>();
-    } catch (const std::exception&) {
-      error_ = what_ + "." + key + ": wrong type";
+    // nlohmann's get<int> truncates 1.5 and wraps 2^40; a wire integer must fit exactly.
+    if constexpr (kIsInteger<T>) {
+      ReadInteger(*it, what_ + "." + key, out);
+    } else if constexpr (kIsIntegerList<T>) {
+      if (!it->is_array()) {
+        error_ = what_ + "." + key + ": must be a list of integers";
+        return;
+      }
+      out.assign(it->size(), 0);
+      for (std::size_t i = 0; i < it->size() && error_.empty(); ++i) {
+        ReadInteger((*it)[i], what_ + "." + key + "[" + std::to_string(i) + "]", out[i]);
+      }
+    } else {
+      try {
+        out = it->get<T>();
+      } catch (const std::exception&) {
+        error_ = what_ + "." + key + ": wrong type";
+      }
+    }
+  }
+  template <typename T>
+  void ReadInteger(const Json& v, const std::string& field, T& out) {
+    if (!v.is_number_integer()) {
+      error_ = field + ": must be an integer, got " +
+               (v.is_number() ? v.dump() : std::string(v.type_name()));
+    } else if (!InRange<T>(v)) {
+      error_ = field + ": out of range, got " + v.dump();
+    } else {
+      out = static_cast<T>(v.get<std::int64_t>());
     }
   }
   const Json* Raw(const char* key) const {
@@ -359,12 +406,6 @@ Result<NodesHeartbeatReply> NodesHeartbeatReplyFromJson(const Json& j) {
   return r;
 }
 
-Result<Json> ParseJson(std::string_view text) {
-  try {
-    return Json::parse(text.begin(), text.end());
-  } catch (const std::exception& e) {
-    return InvalidArgument(std::string("invalid JSON: ") + e.what());
-  }
-}
+Result<Json> ParseJson(std::string_view text) { return ParseStrictJson(text); }
 
 }  // namespace tessera

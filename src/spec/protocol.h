@@ -147,7 +147,8 @@ Result<HeartbeatReply> HeartbeatReplyFromJson(const nlohmann::json& j);
 Result<NodesHeartbeatRequest> NodesHeartbeatRequestFromJson(const nlohmann::json& j);
 Result<NodesHeartbeatReply> NodesHeartbeatReplyFromJson(const nlohmann::json& j);
 
-// Parses JSON text without throwing.
+// Parses JSON text strictly (spec/strict_json.h: duplicate keys and absurd numbers refused,
+// naming the field) without throwing.
 Result<nlohmann::json> ParseJson(std::string_view text);
 
 }  // namespace tessera

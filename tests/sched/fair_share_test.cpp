@@ -1,5 +1,6 @@
 // The drf policy: weighted dominant shares worked by hand, hierarchical order, borrow limits,
-// reclaim only after the grace period, priority preemption inside a queue, victim sets that
+// reclaim only after the grace period (an elastic borrower shrunk rather than evicted, and
+// grown only within its queue's limit), priority preemption inside a queue, victim sets that
 // free a usable placement and no more (gang-consistent, minimal), checkpoint-aware against
 // naive victim choice, and the kind rules (no InferenceService evicted for offline work;
 // BatchJob victims first).
@@ -89,7 +90,7 @@ struct Scenario {
     return w;
   }
 
-  Decisions Schedule(Tick now, const std::string& policy = "drf") {
+  Decisions Schedule(Tick now, const std::string& policy = "drf", bool elastic = false) {
     ClusterState state(cluster);
     for (const auto& v : views) {
       if (v.phase == JobPhase::kRunning) {
@@ -99,6 +100,7 @@ struct Scenario {
     SchedulerConfig config;
     config.queue_policy = policy;
     config.queues = tree;
+    config.elastic = elastic;
     auto s = Scheduler::Create(config);
     EXPECT_TRUE(s) << s.error().message;
     Snapshot snap;
@@ -204,6 +206,67 @@ TEST(FairShareTest, ReclaimAfterTheGraceEvictsTheCheapestMinimalSet) {
   for (const auto& x : d) {
     if (x.kind == Decision::Kind::kPreempt) {
       EXPECT_NE(x.reason.find("reclaimed by queue a"), std::string::npos) << x.reason;
+    }
+  }
+}
+
+// b borrows both nodes with one elastic job of 2 whole-node workers (1..2); a wants one node.
+Scenario ElasticBorrower(Tick grace) {
+  Scenario s(2, 4, {Leaf("a", 4), Leaf("b", 4)}, grace);
+  Workload& e = s.Add("b", 4);
+  e.groups[0].count = 2;
+  e.min_workers = 1;
+  e.max_workers = 2;
+  JobView v;
+  v.job = &e;
+  v.phase = JobPhase::kRunning;
+  v.placement = {TaskPlacement{NodeId(0), 0b1111, 1000, 0, 0},
+                 TaskPlacement{NodeId(1), 0b1111, 1000, 0, 0}};
+  s.views.push_back(v);
+  return s;
+}
+
+TEST(FairShareTest, ReclaimShrinksAnElasticBorrowerInsteadOfEvictingIt) {
+  Scenario s = ElasticBorrower(0);
+  const auto& a = s.Wait("a", 4, 1);
+  const auto d = s.Schedule(600 * kSecond, "drf", /*elastic=*/true);
+  EXPECT_TRUE(Preempted(d).empty());
+  ASSERT_EQ(Bound(d), std::vector<std::uint32_t>{a.id.value});
+  int resizes = 0;
+  for (const auto& x : d) {
+    if (x.kind != Decision::Kind::kResize) continue;
+    ++resizes;
+    ASSERT_EQ(x.placement.size(), 1u);
+    EXPECT_EQ(x.placement[0].node, NodeId(0)) << "rank 0 stays";
+  }
+  EXPECT_EQ(resizes, 1);
+  // Without elasticity the borrower is evicted whole.
+  Scenario plain = ElasticBorrower(0);
+  plain.Wait("a", 4, 1);
+  EXPECT_EQ(Preempted(plain.Schedule(600 * kSecond)).size(), 1u);
+}
+
+TEST(FairShareTest, AnElasticJobGrowsOnlyWithinItsQueuesLimit) {
+  for (bool limited : {true, false}) {
+    QueueSpec b = Leaf("b", 4);
+    if (limited) b.borrow_limit.gpu = {true, false, 0};  // never beyond its 4 GPUs
+    Scenario s(2, 4, {Leaf("a", 4), b});
+    Workload& e = s.Add("b", 4);
+    e.groups[0].count = 2;
+    e.min_workers = 1;
+    e.max_workers = 2;
+    JobView v;
+    v.job = &e;
+    v.phase = JobPhase::kRunning;
+    v.placement = {TaskPlacement{NodeId(0), 0b1111, 1000, 0, 0}};
+    s.views.push_back(v);
+    const auto d = s.Schedule(10 * kSecond, "drf", /*elastic=*/true);
+    if (limited) {
+      EXPECT_TRUE(d.empty());
+    } else {
+      ASSERT_EQ(d.size(), 1u);
+      EXPECT_EQ(d[0].kind, Decision::Kind::kResize);
+      EXPECT_EQ(d[0].placement.size(), 2u);
     }
   }
 }

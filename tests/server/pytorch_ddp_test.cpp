@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -284,6 +285,84 @@ TEST_F(PytorchDdpTest, PreemptedJobCheckpointsOnSigtermAndResumesFromThatStep) {
     EXPECT_NE(again.find("training finished at step " + std::to_string(steps)), std::string::npos)
         << again;
   }
+}
+
+// Issue 15 part 3: an elastic job of 1..2 workers is shrunk to 1 by a job of higher priority
+// (without --priority-preemption) and grows back to 2 when it ends. Each resize is a SIGTERM
+// checkpoint and a restart of every rank at the new WORLD_SIZE from it; no step is lost.
+TEST_F(PytorchDdpTest, ElasticJobShrinksForAPriorityJobAndGrowsBackFromItsCheckpoints) {
+  Watchdog watchdog(240s, "pytorch elastic");
+  LiveCluster c;
+  ASSERT_TRUE(c.WaitForReadyNodes(2));
+  const int steps = 60;
+  std::string spec = Spec("ddp-elastic", steps, 50, ", --min-step-seconds, \"0.1\"");
+  Substitute(spec, "  workers: 2\n", "  workers: 2\n  elastic: {minWorkers: 1, maxWorkers: 2}\n");
+  Submit(c, spec);
+  ASSERT_TRUE(WaitFor([&] { return LastStep(PollLog(c, "ddp-elastic", 0)) >= 10; }, 90))
+      << PollLog(c, "ddp-elastic", 0) << c.Logs();
+
+  // Needs 4 of the 8 GPUs, all the elastic job's; holds them until the test lets it go.
+  const std::string release = ckpt_.path() + "/release-urgent";
+  Submit(c, TrainingSpec("urgent", 1, 4, "while [ ! -f " + release + " ]; do sleep 0.2; done",
+                         "  priority: 100\n"));
+  ASSERT_TRUE(c.WaitForPhase("default", "urgent", "Running", 60))
+      << c.Job("default", "ddp-elastic").dump(2) << c.Logs();
+  // Trains on at one worker for a few steps past its resume point, then the urgent job ends.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const Json j = c.Job("default", "ddp-elastic");
+        if (j.value("attempt", 0) != 2 || j.value("runningTasks", 0) != 1) return false;
+        const std::string log = PollLog(c, "ddp-elastic", 0);
+        const int resumed = NumberAfter(log, "resumed from step ");
+        return resumed > 0 && LastStep(log) >= resumed + 5;
+      },
+      90))
+      << c.Job("default", "ddp-elastic").dump(2) << PollLog(c, "ddp-elastic", 0);
+  std::ofstream(release) << "go\n";
+  ASSERT_TRUE(c.WaitForPhase("default", "ddp-elastic", "Succeeded", 150))
+      << c.Job("default", "ddp-elastic").dump(2) << c.Logs();
+
+  const Json job = c.Job("default", "ddp-elastic");
+  EXPECT_EQ(job["attempt"], 3) << job["events"].dump(2);
+  EXPECT_EQ(job["restarts"], 0) << "a resize is not a failure restart";
+  int resizing = 0, resized = 0;
+  for (const auto& e : job["events"]) {
+    resizing += e["type"] == "JobResizing";
+    resized += e["type"] == "JobResized";
+  }
+  EXPECT_EQ(resizing, 2) << job["events"].dump(2);
+  EXPECT_EQ(resized, 2) << job["events"].dump(2);
+
+  // Attempt 1 (2 ranks) stops at its SIGTERM checkpoint; attempt 2 (1 rank) resumes there and
+  // stops at its own; attempt 3 (2 ranks again) resumes there and finishes.
+  const std::string first = Logs(c, "ddp-elastic", 0, 1);
+  const int saved1 = NumberAfter(first, "checkpoint saved at step ");
+  ASSERT_GT(saved1, 0) << first;
+  EXPECT_NE(first.find("WORLD_SIZE=2"), std::string::npos) << first;
+  EXPECT_NE(first.find("(SIGTERM)"), std::string::npos) << first;
+  EXPECT_EQ(LastStep(first), saved1) << first;
+  const std::string second = Logs(c, "ddp-elastic", 0, 2);
+  EXPECT_NE(second.find("RANK=0 WORLD_SIZE=1"), std::string::npos) << second;
+  EXPECT_NE(second.find("resumed from step " + std::to_string(saved1) + " (saved by 2 ranks"),
+            std::string::npos)
+      << second;
+  EXPECT_EQ(LossByStep(second).begin()->first, saved1 + 1) << second;
+  const int saved2 = NumberAfter(second, "checkpoint saved at step ");
+  EXPECT_GE(saved2, saved1 + 5) << second;
+  EXPECT_EQ(LastStep(second), saved2) << second;
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string third = Logs(c, "ddp-elastic", rank, 3);
+    EXPECT_NE(third.find("RANK=" + std::to_string(rank) + " WORLD_SIZE=2"), std::string::npos)
+        << third;
+    EXPECT_NE(third.find("resumed from step " + std::to_string(saved2) + " (saved by 1 ranks"),
+              std::string::npos)
+        << third;
+    EXPECT_EQ(LossByStep(third).begin()->first, saved2 + 1) << third;
+    EXPECT_NE(third.find("training finished at step " + std::to_string(steps)), std::string::npos)
+        << third;
+  }
+  std::printf("figures: 2 ranks to step %d, 1 rank to step %d, 2 ranks to step %d\n", saved1,
+              saved2, steps);
 }
 
 TEST_F(PytorchDdpTest, MultiProcessWorkersGetLocalRanks) {

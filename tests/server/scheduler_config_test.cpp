@@ -23,12 +23,12 @@ std::string Write(const std::string& text) {
 TEST(SchedulerConfigTest, BackfillAndGpuModelKeys) {
   const std::string path = Write(
       "queuePolicy: backfill\nbackfillReservation: gpu-count\ngpuModelChoice: blind\n"
-      "elastic: false\n");
+      "elastic: true\n");
   auto c = LoadSchedulerConfig(path);
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->backfill_reservation, "gpu-count");
   EXPECT_EQ(c->gpu_model_choice, "blind");
-  EXPECT_FALSE(c->elastic);
+  EXPECT_TRUE(c->elastic);
   std::remove(path.c_str());
 }
 
@@ -39,7 +39,7 @@ TEST(SchedulerConfigTest, BadValuesNameTheFileAndTheKey) {
   };
   for (const Case& k : {Case{"backfillReservation: nearest\n", "backfillReservation: 'nearest'"},
                         Case{"gpuModelChoice: gavel\n", "gpuModelChoice: 'gavel'"},
-                        Case{"elastic: true\n", "elastic: resizing running jobs is not supported"},
+                        Case{"elastic: false\n", "elastic: false is not supported"},
                         Case{"backfilReservation: domain\n", "backfilReservation: unknown key"}}) {
     const std::string path = Write(k.text);
     auto c = LoadSchedulerConfig(path);

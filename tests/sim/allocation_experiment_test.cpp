@@ -109,6 +109,26 @@ TEST(AllocationExperimentTest, EveryPolicyStaysWithinCapacityAndIsDeterministic)
   }
 }
 
+TEST(AllocationExperimentTest, ThePlainScanGivesTheSameFigures) {
+  const auto pods = Pods();
+  const Cluster c = SmallCluster();
+  for (const TieBreak tie : {TieBreak::kNodeOrder, TieBreak::kSeededDraw}) {
+    AllocationOptions indexed, scan;
+    indexed.tie_break = scan.tie_break = tie;
+    scan.placement_index = false;
+    for (const auto& policy : indexed.policies) {
+      for (std::uint64_t seed = 0; seed < 3; ++seed) {
+        auto a = RunAllocationOnce(c, pods, policy, seed, indexed);
+        auto b = RunAllocationOnce(c, pods, policy, seed, scan);
+        ASSERT_TRUE(a && b) << policy;
+        EXPECT_EQ(a->allocation, b->allocation) << policy << " seed " << seed;
+        EXPECT_EQ(a->fragmentation, b->fragmentation) << policy << " seed " << seed;
+        EXPECT_EQ(a->pods_failed, b->pods_failed) << policy << " seed " << seed;
+      }
+    }
+  }
+}
+
 TEST(AllocationExperimentTest, RefusesUnknownPolicyAndEmptyTrace) {
   Cluster c = SmallCluster();
   AllocationOptions o;

@@ -37,10 +37,16 @@ void ElasticCycle::Record(const JobView& v, Placement p, Decisions& out) {
 
 std::optional<Placement> ElasticCycle::ShrinkFor(ClusterState& state, const Workload& head,
                                                  Rng& rng, Decisions& out) {
+  return ShrinkFor(state, head, rng, out,
+                   [&](const JobView& v) { return v.job->priority <= head.priority; });
+}
+
+std::optional<Placement> ElasticCycle::ShrinkFor(
+    ClusterState& state, const Workload& head, Rng& rng, Decisions& out,
+    const std::function<bool(const JobView&)>& may_shrink) {
   std::vector<const JobView*> victims;
   for (const JobView* v : running_) {
-    if (v->job->priority <= head.priority &&
-        static_cast<int>(Current(*v, out).size()) > MinWorkers(*v->job)) {
+    if (may_shrink(*v) && static_cast<int>(Current(*v, out).size()) > MinWorkers(*v->job)) {
       victims.push_back(v);
     }
   }
@@ -100,7 +106,8 @@ void ElasticCycle::ReturnLent(ClusterState& state, Decisions& out) {
   lent_.clear();
 }
 
-void ElasticCycle::Grow(ClusterState& state, BackfillGate* gate, Rng& rng, Decisions& out) {
+void ElasticCycle::Grow(ClusterState& state, BackfillGate* gate, Rng& rng, Decisions& out,
+                        GrowthLimit* limit) {
   struct Candidate {
     const Workload* job;
     const JobView* running;  // null: bound this cycle (out[bound])
@@ -129,8 +136,12 @@ void ElasticCycle::Grow(ClusterState& state, BackfillGate* gate, Rng& rng, Decis
     if (state.free_gpu_milli() == 0) break;
     if (std::binary_search(preempted.begin(), preempted.end(), k.job->id.value)) continue;
     const Placement& current = k.running ? Current(*k.running, out) : out[k.bound].placement;
-    auto grown = GrowElastic(state, *k.job, current, placer_, rng);
+    const int from = static_cast<int>(current.size());
+    const int most = limit != nullptr ? limit->MaxWorkers(*k.job, from) : 0;
+    if (limit != nullptr && most <= from) continue;
+    auto grown = GrowElastic(state, *k.job, current, placer_, rng, most);
     if (!grown) continue;
+    if (limit != nullptr) limit->Grew(*k.job, from, static_cast<int>(grown->size()));
     if (k.running) {
       Record(*k.running, std::move(*grown), out);
     } else {

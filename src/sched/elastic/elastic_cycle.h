@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -33,6 +34,11 @@ class ElasticCycle {
   // all of them does not make room.
   std::optional<Placement> ShrinkFor(ClusterState& state, const Workload& head, Rng& rng,
                                      Decisions& out);
+  // The same over the running elastic jobs `may_shrink` names (fair share: the jobs reclaim
+  // or preemption may take from), whatever their priority.
+  std::optional<Placement> ShrinkFor(ClusterState& state, const Workload& head, Rng& rng,
+                                     Decisions& out,
+                                     const std::function<bool(const JobView&)>& may_shrink);
 
   // A running elastic job whose placement no longer fits (the queue order gave its GPUs to
   // others): keeps the longest prefix of its ranks of at least its minimum, recorded as
@@ -52,9 +58,21 @@ class ElasticCycle {
   // A job bound this cycle (decision out[index]); it may grow at the end.
   void NoteBound(const Workload& job, std::size_t index) { bound_.push_back({&job, index}); }
 
+  // What a job may grow to beyond its placement: fair share keeps its queue within its limit.
+  class GrowthLimit {
+   public:
+    virtual ~GrowthLimit() = default;
+    // The most workers `job` (now at `current`) may have; at least `current`.
+    virtual int MaxWorkers(const Workload& job, int current) const = 0;
+    // It grew from `from` to `to` workers.
+    virtual void Grew(const Workload& job, int from, int to) = 0;
+  };
+
   // Grows running and newly bound elastic jobs — highest priority first, then earliest
-  // submitted — into idle GPUs, never onto a node `gate` reserves (when given).
-  void Grow(ClusterState& state, BackfillGate* gate, Rng& rng, Decisions& out);
+  // submitted — into idle GPUs, never onto a node `gate` reserves (when given), nor beyond what
+  // `limit` allows (when given).
+  void Grow(ClusterState& state, BackfillGate* gate, Rng& rng, Decisions& out,
+            GrowthLimit* limit = nullptr);
 
  private:
   void Record(const JobView& v, Placement p, Decisions& out);

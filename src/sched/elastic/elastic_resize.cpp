@@ -21,8 +21,9 @@ Workload WithWorkers(const Workload& job, int workers) {
 }
 
 std::optional<Placement> GrowElastic(ClusterState& state, const Workload& job,
-                                     const Placement& current, const TaskPlacer& placer, Rng& rng) {
-  const int max = MaxWorkers(job);
+                                     const Placement& current, const TaskPlacer& placer, Rng& rng,
+                                     int max_workers) {
+  const int max = max_workers > 0 ? std::min(max_workers, MaxWorkers(job)) : MaxWorkers(job);
   if (current.empty() || static_cast<int>(current.size()) >= max) return std::nullopt;
   const Cluster& cluster = state.cluster();
   // Candidates: the nodes of one domain around the job, so that growing does not spread it:

@@ -25,12 +25,14 @@ int MaxWorkers(const Workload& job);  // at least the nominal size
 // `job` with `workers` workers in its one group (to place it at another size).
 Workload WithWorkers(const Workload& job, int workers);
 
-// Adds workers to `current` (the job's applied placement) one at a time, up to MaxWorkers, on
+// Adds workers to `current` (the job's applied placement) one at a time, up to MaxWorkers (or
+// `max_workers` when it is smaller and above 0), on
 // nodes inside the domain that already holds all of it (its span level), so that growing never
 // spreads the job wider. Takes their resources in `state`. Returns the grown placement, or
 // nullopt when not one worker could be added.
 std::optional<Placement> GrowElastic(ClusterState& state, const Workload& job,
-                                     const Placement& current, const TaskPlacer& placer, Rng& rng);
+                                     const Placement& current, const TaskPlacer& placer, Rng& rng,
+                                     int max_workers = 0);
 
 // Gives back the ranks from `workers` on (REQUIRES: current is applied in `state`) and returns
 // the ranks kept.

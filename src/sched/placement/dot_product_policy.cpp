@@ -13,6 +13,7 @@ namespace {
 class DotProductPolicy final : public PlacementPolicy {
  public:
   std::string_view name() const override { return "dotprod"; }
+  bool scores_from_state() const override { return true; }
   NodeScore Score(const ClusterState& state, NodeId id, const TaskShape& shape,
                   Rng&) const override {
     const auto& s = state.node(id);

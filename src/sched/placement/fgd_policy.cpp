@@ -28,6 +28,7 @@ class FgdPolicy final : public PlacementPolicy {
   FgdPolicy(TargetWorkload w, bool exact)
       : workload_(std::move(w)), kept_(KeptTasks(workload_)), exact_(exact) {}
   std::string_view name() const override { return "fgd"; }
+  bool scores_from_state() const override { return true; }
   NodeScore Score(const ClusterState& state, NodeId id, const TaskShape& shape,
                   Rng&) const override {
     const auto& node = state.cluster().node(id);

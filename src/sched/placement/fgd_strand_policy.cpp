@@ -52,6 +52,7 @@ class FgdStrandPolicy final : public PlacementPolicy {
     }
   }
   std::string_view name() const override { return "fgd-strand"; }
+  bool scores_from_state() const override { return true; }
 
   NodeScore Score(const ClusterState& state, NodeId id, const TaskShape& shape,
                   Rng&) const override {

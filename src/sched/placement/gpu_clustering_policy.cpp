@@ -17,6 +17,7 @@ namespace {
 class GpuClusteringPolicy final : public PlacementPolicy {
  public:
   std::string_view name() const override { return "clustering"; }
+  bool scores_from_state() const override { return true; }
   NodeScore Score(const ClusterState& state, NodeId id, const TaskShape& shape,
                   Rng&) const override {
     const auto& node = state.cluster().node(id);

@@ -18,6 +18,7 @@ namespace {
 class GpuPackingPolicy final : public PlacementPolicy {
  public:
   std::string_view name() const override { return "packing"; }
+  bool scores_from_state() const override { return true; }
   NodeScore Score(const ClusterState& state, NodeId id, const TaskShape& shape,
                   Rng&) const override {
     const auto& node = state.cluster().node(id);

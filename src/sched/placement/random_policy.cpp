@@ -10,6 +10,7 @@ namespace {
 class RandomPolicy final : public PlacementPolicy {
  public:
   std::string_view name() const override { return "random"; }
+  bool scores_from_state() const override { return true; }
   TieBreak tie_break() const override { return TieBreak::kSeededDraw; }
   NodeScore Score(const ClusterState& state, NodeId id, const TaskShape& shape,
                   Rng&) const override {

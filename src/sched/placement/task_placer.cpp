@@ -52,6 +52,11 @@ bool TaskFitsNode(const Node& node, const NodeState& s, const TaskShape& shape,
 std::optional<TaskPlacement> TaskPlacer::Place(const ClusterState& state, const TaskShape& shape,
                                                GpuModelSet models, Rng& rng,
                                                const std::vector<NodeId>* candidates) const {
+  if (candidates == nullptr) {
+    if (const NodeClassIndex* index = ClassIndexFor(state)) {
+      return PlaceByClass(state, *index, shape, models, rng);
+    }
+  }
   const bool memo = cache_ != nullptr && policy_.deterministic();
   const int shape_id = memo ? cache_->ShapeId(shape, models) : -1;
   const auto& cluster = state.cluster();
@@ -109,7 +114,12 @@ std::optional<TaskPlacement> TaskPlacer::Place(const ClusterState& state, const 
     }
   }
   if (best != tied[0]) best_score = policy_.Score(state, best, shape, rng);  // its own GPUs
-  return TaskPlacement{best, policy_.FinalGpus(state, best, shape, best_score, rng),
+  return PlaceOn(state, best, shape, best_score, rng);
+}
+
+TaskPlacement TaskPlacer::PlaceOn(const ClusterState& state, NodeId node, const TaskShape& shape,
+                                  NodeScore score, Rng& rng) const {
+  return TaskPlacement{node, policy_.FinalGpus(state, node, shape, score, rng),
                        shape.gpus > 0 ? shape.gpu_milli : 0, shape.cpu_milli, shape.memory_mib};
 }
 

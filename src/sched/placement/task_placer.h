@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -21,7 +22,8 @@ namespace tessera {
 class TopologyGangPlacer;
 
 // Memo of (fits, NodeScore) by (node, task shape and accepted models), keyed on the node's
-// version. Serves one ClusterState and its copies; not thread-safe.
+// version, and by (class of equal nodes, shape) for the class index. Serves one placement
+// policy; not thread-safe.
 class ScoreCache {
  public:
   struct Entry {
@@ -36,10 +38,36 @@ class ScoreCache {
   // probes them in place rather than through Find.
   Entry* Row(int shape, std::size_t nodes);
 
+  // The entries of `shape` by class id of `index`, keyed on the class's stamp (at least
+  // index.id_limit() of them). Forgets every class entry when `index` is of another lineage
+  // than the last one.
+  Entry* ClassRow(int shape, const NodeClassIndex& index);
+  // The node order in which `policy` breaks ties on `cluster`, for the class index: a null
+  // order for node ids (a seeded draw); null itself when no index can reproduce the order (a
+  // node rank that misses some nodes). Computed once per cluster.
+  const std::shared_ptr<const NodeOrder>* TieOrder(const Cluster& cluster,
+                                                   const PlacementPolicy& policy);
+
+  // Place single tasks through the class index (default on) or by the plain scan over every
+  // node (same decisions, slower: the benchmarks' baseline).
+  bool index_classes() const { return index_classes_; }
+  void set_index_classes(bool on) { index_classes_ = on; }
+
  private:
   std::map<std::tuple<std::int64_t, std::int64_t, int, std::int32_t, std::uint64_t>, int>
       shape_ids_;
-  std::vector<std::vector<Entry>> entries_;  // [shape][node]: a scan over nodes reads one row
+  std::vector<std::vector<Entry>> entries_;        // [shape][node]: a scan over nodes reads one row
+  std::vector<std::vector<Entry>> class_entries_;  // [shape][class id]
+  std::shared_ptr<const void> class_lineage_;
+  bool index_classes_ = true;
+  struct TieOrderMemo {
+    const Cluster* cluster = nullptr;
+    const Node* nodes = nullptr;
+    std::size_t node_count = 0;
+    bool indexable = false;
+    std::shared_ptr<const NodeOrder> order;
+  } tie_order_;
+  const std::shared_ptr<const NodeOrder> id_order_;  // null: node ids
 };
 
 // True when one task of `shape` restricted to `models` fits on the node now.
@@ -77,11 +105,21 @@ class TaskPlacer {
   std::optional<Placement> PlaceGangOnModels(ClusterState& state, const Workload& job,
                                              Rng& rng) const;
   std::optional<Placement> PlaceGangOnce(ClusterState& state, const Workload& job, Rng& rng) const;
+  // The state's class index when this placement may use it (a policy that scores from state,
+  // a cache that indexes, a tie-break order the index can hold), else null.
+  const NodeClassIndex* ClassIndexFor(const ClusterState& state) const;
+  std::optional<TaskPlacement> PlaceByClass(const ClusterState& state, const NodeClassIndex& index,
+                                            const TaskShape& shape, GpuModelSet models,
+                                            Rng& rng) const;
+  // The placement of a task on the chosen node.
+  TaskPlacement PlaceOn(const ClusterState& state, NodeId node, const TaskShape& shape,
+                        NodeScore score, Rng& rng) const;
   bool fastest_model_first_ = false;
   const PlacementPolicy& policy_;
   ScoreCache* cache_;
   const TopologyGangPlacer* gangs_;
-  mutable std::vector<NodeId> tied_;  // scratch, reused across placements
+  mutable std::vector<NodeId> tied_;                 // scratch, reused across placements
+  mutable std::vector<std::uint32_t> tied_classes_;  // scratch
 };
 
 // Why `job` can never run on `cluster` even when it is empty, or nullopt when it could: a task

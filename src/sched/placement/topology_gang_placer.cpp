@@ -169,12 +169,24 @@ void TopologyGangPlacer::Prepare(const ClusterState& state, const Workload& job)
   fit_prefix_.resize(groups_.size());
   for (auto& f : fit_prefix_) f.assign(n + 1, 0);
   const Cluster& cluster = state.cluster();
+  // With the state's class index, how many tasks fit is computed once per class of equal
+  // nodes (it depends on nothing else), then looked up node by node.
+  const NodeClassIndex* index = state.class_index();
+  const std::size_t classes = index != nullptr ? index->id_limit() : 0;
+  class_fit_.assign(groups_.size() * classes, -1);
   for (std::size_t i = 0; i < n; ++i) {
     const Node& node = cluster.node(order[i]);
     const NodeState& s = state.node(order[i]);
     std::int64_t cap = 0;
     for (std::size_t g = 0; g < groups_.size(); ++g) {
-      const auto fit = TasksThatFit(node, s, groups_[g].shape, job.allowed_models);
+      std::int64_t fit = 0;
+      if (index != nullptr) {
+        std::int64_t& f = class_fit_[g * classes + index->class_of(order[i])];
+        if (f < 0) f = TasksThatFit(node, s, groups_[g].shape, job.allowed_models);
+        fit = f;
+      } else {
+        fit = TasksThatFit(node, s, groups_[g].shape, job.allowed_models);
+      }
       fit_prefix_[g][i + 1] = fit_prefix_[g][i] + fit;
       // A node offers at most what its best-served group could take from it: an upper bound
       // when groups differ, exact for the usual gang of identical workers.

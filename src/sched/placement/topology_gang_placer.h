@@ -129,6 +129,7 @@ class TopologyGangPlacer {
   mutable std::int64_t need_ = 0;                              // the gang's capacity units
   mutable std::vector<std::int64_t> cap_prefix_;               // over order(): units per node
   mutable std::vector<std::vector<std::int64_t>> fit_prefix_;  // [group]: tasks per node
+  mutable std::vector<std::int64_t> class_fit_;  // [group × class]: tasks per node, -1 = unknown
   mutable std::vector<NodeId> walk_;
 };
 

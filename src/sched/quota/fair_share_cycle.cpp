@@ -1,6 +1,7 @@
 #include "sched/quota/fair_share_cycle.h"
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -25,6 +26,13 @@ bool WithinLimit(const Resources& usage, const QueueNode& q) {
   return ok(usage.gpu_milli, q.guaranteed.gpu_milli, q.borrow_limit.gpu_milli) &&
          ok(usage.cpu_milli, q.guaranteed.cpu_milli, q.borrow_limit.cpu_milli) &&
          ok(usage.memory_mib, q.guaranteed.memory_mib, q.borrow_limit.memory_mib);
+}
+
+// What a job holds at `workers` workers (an elastic job may run below or above its nominal
+// size).
+Resources ResourcesAt(const Workload& job, std::size_t workers) {
+  if (!IsElastic(job)) return job.TotalResources();
+  return WithWorkers(job, static_cast<int>(workers)).TotalResources();
 }
 
 class Cycle {
@@ -60,8 +68,9 @@ class Cycle {
     for (const auto& v : snap_.jobs) {
       if (v.phase == JobPhase::kRunning) {
         const int leaf = LeafOf(v);
-        running_.push_back({&v, leaf, false});
-        if (leaf >= 0) Charge(leaf, v.job->TotalResources(), +1);
+        const Resources held = ResourcesAt(*v.job, v.placement.size());
+        running_.push_back({&v, leaf, false, held});
+        if (leaf >= 0) Charge(leaf, held, +1);
       } else {
         add_pending(&v);
       }
@@ -139,6 +148,7 @@ class Cycle {
     const JobView* view;
     int leaf;
     bool evicted;
+    Resources charged;  // what its queue is charged for it
   };
   std::vector<Running>& running() { return running_; }
 
@@ -158,71 +168,174 @@ class Cycle {
 
 }  // namespace
 
-void ScheduleFairShare(const Snapshot& snap, const QueueTree& tree, VictimOrder victims,
-                       ClusterState& working, const TaskPlacer& placer, Rng& rng, Decisions& out,
-                       const FairShareLimits& limits) {
-  Cycle cycle(snap, tree);
-  cycle.Load();
-  std::size_t searches = 0;
-  std::size_t failures = 0;
-  const std::size_t max_failures = snap.max_attempts_after_block;
-  for (int leaf = cycle.Pick(); leaf >= 0; leaf = cycle.Pick()) {
-    const JobView* v = cycle.Head(leaf);
-    const Workload& job = *v->job;
-    const Resources need = job.TotalResources();
-    if (!cycle.Admits(leaf, need)) {
-      cycle.Block(leaf);
-      continue;
-    }
-    if (need.gpu_milli == 0 || working.free_gpu_milli() > 0) {
-      if (auto p = placer.PlaceGang(working, job, rng)) {
-        out.push_back({Decision::Kind::kBind, job.id, std::move(*p), {}});
-        cycle.Charge(leaf, need, +1);
-        cycle.Pop(leaf);
+namespace {
+
+// Charges the queues of elastic jobs shrunk this cycle what they hold now.
+void Recharge(Cycle& cycle, const ElasticCycle& elastic, const Decisions& out) {
+  for (auto& r : cycle.running()) {
+    if (r.evicted || r.leaf < 0 || !IsElastic(*r.view->job)) continue;
+    const Resources now = ResourcesAt(*r.view->job, elastic.Current(*r.view, out).size());
+    if (now == r.charged) continue;
+    cycle.Charge(r.leaf, r.charged, -1);
+    cycle.Charge(r.leaf, now, +1);
+    r.charged = now;
+  }
+}
+
+// Elastic jobs grow only as far as their queue (and its ancestors) stay within their limits.
+class QueueGrowthLimit final : public ElasticCycle::GrowthLimit {
+ public:
+  QueueGrowthLimit(Cycle& cycle, const QueueTree& tree) : cycle_(cycle), tree_(tree) {}
+  int MaxWorkers(const Workload& job, int current) const override {
+    const int leaf = tree_.Find(job.queue);
+    if (leaf < 0 || !tree_.node(leaf).leaf()) return current;
+    const Resources one = ResourcesAt(job, 1);
+    int most = current;
+    while (most < tessera::MaxWorkers(job) && cycle_.Admits(leaf, one * (most + 1 - current)))
+      ++most;
+    return most;
+  }
+  void Grew(const Workload& job, int from, int to) override {
+    const int leaf = tree_.Find(job.queue);
+    if (leaf >= 0) cycle_.Charge(leaf, ResourcesAt(job, 1) * (to - from), +1);
+  }
+
+ private:
+  Cycle& cycle_;
+  const QueueTree& tree_;
+};
+
+}  // namespace
+
+namespace {
+
+// One fair-share cycle's decisions, job by job.
+class FairShareRun {
+ public:
+  FairShareRun(const Snapshot& snap, const QueueTree& tree, VictimOrder victims,
+               ClusterState& working, const TaskPlacer& placer, Rng& rng, Decisions& out,
+               const FairShareLimits& limits, ElasticCycle* elastic)
+      : snap_(snap),
+        tree_(tree),
+        victims_(victims),
+        working_(working),
+        placer_(placer),
+        rng_(rng),
+        out_(out),
+        limits_(limits),
+        elastic_(elastic),
+        cycle_(snap, tree) {}
+
+  void Run() {
+    cycle_.Load();
+    std::size_t failures = 0;
+    const std::size_t max_failures = snap_.max_attempts_after_block;
+    for (int leaf = cycle_.Pick(); leaf >= 0; leaf = cycle_.Pick()) {
+      const Workload& job = *cycle_.Head(leaf)->job;
+      if (!cycle_.Admits(leaf, job.TotalResources())) {
+        cycle_.Block(leaf);
         continue;
       }
-    }
-    // Does not fit: evict lower-priority jobs of its own queue, and reclaim borrowed capacity
-    // when its queue is within its guarantee.
-    std::optional<VictimSet> set;
-    if (searches < limits.max_victim_searches) {
-      const bool reclaim = cycle.WithinGuarantee(leaf, need);
-      std::vector<const JobView*> candidates;
-      for (const auto& r : cycle.running()) {
-        if (r.evicted || r.leaf < 0 || !MayEvict(*r.view->job, job)) continue;
-        const bool lower_here = r.leaf == leaf && r.view->job->priority < job.priority;
-        const bool borrowed = reclaim && r.leaf != leaf && cycle.Borrowing(r.leaf) &&
-                              snap.now - r.view->started >= tree.reclaim_grace();
-        if (lower_here || borrowed) candidates.push_back(r.view);
-      }
-      if (!candidates.empty()) {
-        ++searches;
-        set = FindVictims(working, job, std::move(candidates), snap.now, victims, placer, rng,
-                          limits.search);
-      }
-    }
-    if (!set) {
-      cycle.Block(leaf);
+      if (Place(leaf, job) || Reclaim(leaf, job)) continue;
+      cycle_.Block(leaf);
       if (max_failures > 0 && ++failures >= max_failures) break;
-      continue;
     }
-    for (const JobView* victim : set->victims) {
-      for (auto& r : cycle.running()) {
-        if (r.view != victim) continue;
-        r.evicted = true;
-        cycle.Charge(r.leaf, victim->job->TotalResources(), -1);
-        const std::string why =
-            r.leaf == leaf
-                ? "preempted by higher-priority " + job.name + " in queue " + tree.node(leaf).path
-                : "reclaimed by queue " + tree.node(leaf).path + " for " + job.name + " (queue " +
-                      tree.node(r.leaf).path + " is over its guarantee)";
-        out.push_back({Decision::Kind::kPreempt, victim->job->id, {}, why});
+    if (elastic_ != nullptr) {
+      QueueGrowthLimit limit(cycle_, tree_);
+      elastic_->Grow(working_, nullptr, rng_, out_, &limit);
+    }
+  }
+
+ private:
+  void Bind(int leaf, const Workload& job, Placement p) {
+    cycle_.Charge(leaf, ResourcesAt(job, p.size()), +1);
+    out_.push_back({Decision::Kind::kBind, job.id, std::move(p), {}});
+    if (elastic_ != nullptr) elastic_->NoteBound(job, out_.size() - 1);
+    cycle_.Pop(leaf);
+  }
+
+  // Where it fits now (an elastic job at its minimum if not at its nominal size).
+  bool Place(int leaf, const Workload& job) {
+    if (job.TotalGpuMilli() > 0 && working_.free_gpu_milli() == 0) return false;
+    std::optional<Placement> p = placer_.PlaceGang(working_, job, rng_);
+    if (!p && elastic_ != nullptr) p = elastic_->PlaceAtMinimum(working_, job, rng_);
+    if (p) Bind(leaf, job, std::move(*p));
+    return p.has_value();
+  }
+
+  // Jobs it may take from: lower-priority jobs of its own queue, and borrowed capacity of
+  // other queues when its queue is within its guarantee.
+  std::vector<const JobView*> Candidates(int leaf, const Workload& job) {
+    const bool reclaim = cycle_.WithinGuarantee(leaf, job.TotalResources());
+    std::vector<const JobView*> out;
+    for (const auto& r : cycle_.running()) {
+      if (r.evicted || r.leaf < 0 || !MayEvict(*r.view->job, job)) continue;
+      // Shrunk this cycle: its snapshot placement is no longer what it holds.
+      if (elastic_ != nullptr && &elastic_->Current(*r.view, out_) != &r.view->placement) continue;
+      const bool lower_here = r.leaf == leaf && r.view->job->priority < job.priority;
+      const bool borrowed = reclaim && r.leaf != leaf && cycle_.Borrowing(r.leaf) &&
+                            snap_.now - r.view->started >= tree_.reclaim_grace();
+      if (lower_here || borrowed) out.push_back(r.view);
+    }
+    return out;
+  }
+
+  // Does not fit: elastic candidates give up workers first; else evict a victim set.
+  bool Reclaim(int leaf, const Workload& job) {
+    if (searches_ >= limits_.max_victim_searches) return false;
+    std::vector<const JobView*> candidates = Candidates(leaf, job);
+    if (candidates.empty()) return false;
+    if (elastic_ != nullptr) {
+      const std::set<const JobView*> among(candidates.begin(), candidates.end());
+      if (auto p = elastic_->ShrinkFor(working_, job, rng_, out_,
+                                       [&](const JobView& v) { return among.contains(&v); })) {
+        Recharge(cycle_, *elastic_, out_);
+        Bind(leaf, job, std::move(*p));
+        return true;
       }
     }
-    out.push_back({Decision::Kind::kBind, job.id, std::move(set->placement), {}});
-    cycle.Charge(leaf, need, +1);
-    cycle.Pop(leaf);
+    ++searches_;
+    auto set = FindVictims(working_, job, std::move(candidates), snap_.now, victims_, placer_, rng_,
+                           limits_.search);
+    if (!set) return false;
+    for (const JobView* victim : set->victims) Evict(leaf, job, *victim);
+    Bind(leaf, job, std::move(set->placement));
+    return true;
   }
+
+  void Evict(int leaf, const Workload& job, const JobView& victim) {
+    for (auto& r : cycle_.running()) {
+      if (r.view != &victim) continue;
+      r.evicted = true;
+      cycle_.Charge(r.leaf, r.charged, -1);
+      const std::string why =
+          r.leaf == leaf
+              ? "preempted by higher-priority " + job.name + " in queue " + tree_.node(leaf).path
+              : "reclaimed by queue " + tree_.node(leaf).path + " for " + job.name + " (queue " +
+                    tree_.node(r.leaf).path + " is over its guarantee)";
+      out_.push_back({Decision::Kind::kPreempt, victim.job->id, {}, why});
+    }
+  }
+
+  const Snapshot& snap_;
+  const QueueTree& tree_;
+  VictimOrder victims_;
+  ClusterState& working_;
+  const TaskPlacer& placer_;
+  Rng& rng_;
+  Decisions& out_;
+  const FairShareLimits& limits_;
+  ElasticCycle* elastic_;
+  Cycle cycle_;
+  std::size_t searches_ = 0;
+};
+
+}  // namespace
+
+void ScheduleFairShare(const Snapshot& snap, const QueueTree& tree, VictimOrder victims,
+                       ClusterState& working, const TaskPlacer& placer, Rng& rng, Decisions& out,
+                       const FairShareLimits& limits, ElasticCycle* elastic) {
+  FairShareRun(snap, tree, victims, working, placer, rng, out, limits, elastic).Run();
 }
 
 }  // namespace tessera

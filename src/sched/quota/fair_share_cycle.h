@@ -18,12 +18,18 @@
 //     InferenceService replicas are evicted only for a higher-priority InferenceService, and
 //     jobs marked not preemptible never. The victim set comes from FindVictims
 //     (victim_search.h): gang- and topology-consistent, minimal, checkpoint-aware or naive.
+//  With elastic jobs (`elastic` given, sched/elastic/elastic_cycle.h): a head job that does
+//  not fit at its nominal size starts at its minimum; before evicting anyone, the elastic jobs
+//  among the candidates are shrunk to their minimum; at the end elastic jobs grow into idle
+//  GPUs as far as their queue's guarantee + borrowLimit allow. A queue is charged what its
+//  elastic jobs hold at their current size.
 // Pure and deterministic (docs/quotas.md).
 #pragma once
 
 #include "core/cluster_state.h"
 #include "core/rng.h"
 #include "sched/decision.h"
+#include "sched/elastic/elastic_cycle.h"
 #include "sched/placement/task_placer.h"
 #include "sched/preemption/victim_search.h"
 #include "sched/quota/queue_tree.h"
@@ -38,7 +44,7 @@ struct FairShareLimits {
 
 void ScheduleFairShare(const Snapshot& snap, const QueueTree& tree, VictimOrder victims,
                        ClusterState& working, const TaskPlacer& placer, Rng& rng, Decisions& out,
-                       const FairShareLimits& limits = {});
+                       const FairShareLimits& limits = {}, ElasticCycle* elastic = nullptr);
 
 // The weighted dominant share of `usage` against `capacity` for a queue of `weight`.
 double WeightedDominantShare(const Resources& usage, const Resources& capacity, double weight);
