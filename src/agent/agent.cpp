@@ -65,6 +65,30 @@ Agent::~Agent() {
   if (log_thread_.joinable()) log_thread_.join();
 }
 
+Status ApplyTopologyFile(const TopologyFile& file, AgentOptions& o) {
+  o.topology = file.topology;
+  if (file.nodes.empty()) return {};
+  if (o.simulate_nodes == 0) {
+    for (const auto& n : file.nodes) {
+      if (n.name != o.node) continue;
+      if (!n.topology.empty()) o.topology = n.topology;
+      return {};
+    }
+    return InvalidArgument("no entry of nodes names this node (" + o.node + ")");
+  }
+  const auto listed = static_cast<int>(file.nodes.size());
+  if (o.simulate_nodes != listed) {
+    return InvalidArgument("--simulate-nodes " + std::to_string(o.simulate_nodes) +
+                           ", but the file lists " + std::to_string(listed) + " nodes");
+  }
+  for (auto& n : file.nodes) {
+    TopologyFileNode node = n;
+    if (node.topology.empty()) node.topology = file.topology;
+    o.emulated.push_back(std::move(node));
+  }
+  return {};
+}
+
 Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
   if (options.state_dir.empty()) return InvalidArgument("--state: required");
   std::error_code ec;
@@ -95,7 +119,13 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
     agent->inventory_.source = "none (" + inv.error().message + "; use --simulate-gpus 8xH100)";
   }
   if (o.simulate_nodes == 0) {
-    agent->nodes_.push_back({o.node, agent->inventory_, false});
+    agent->nodes_.push_back({o.node, agent->inventory_, false, {}});
+  } else if (!o.emulated.empty()) {
+    for (const auto& n : o.emulated) {
+      auto inv = SimulatedGpus(n.gpus.empty() ? *o.simulate_gpus : n.gpus, n.name);
+      if (!inv) return std::unexpected(inv.error());
+      agent->nodes_.push_back({n.name, std::move(*inv), false, n.topology});
+    }
   } else {
     for (int i = 0; i < o.simulate_nodes; ++i) {
       char suffix[16];
@@ -103,7 +133,7 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
       const std::string name = o.node + suffix;
       auto inv = SimulatedGpus(*o.simulate_gpus, name);
       if (!inv) return std::unexpected(inv.error());
-      agent->nodes_.push_back({name, std::move(*inv), false});
+      agent->nodes_.push_back({name, std::move(*inv), false, {}});
     }
   }
   if (o.run_as) {
@@ -134,6 +164,22 @@ void Agent::StartLogServer() {
   const std::string state = options_.state_dir;
   log_server_->Get("/v1/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("{\"ok\":true}\n", "application/json");
+  });
+  // A failure drill on an emulated node (tessera bench recovery): it dies as a machine does.
+  log_server_->Post(R"(/v1/emulated/([a-z0-9-]+)/fail)", [this](const httplib::Request& req,
+                                                                httplib::Response& res) {
+    const std::string node = req.matches[1];
+    const int killed = FailEmulatedNode(node);
+    if (killed < 0) {
+      res.status = 404;
+      res.set_content(
+          "{\"error\":{\"code\":\"NotFound\",\"message\":"
+          "\"no emulated node of this agent has that name\"}}\n",
+          "application/json");
+      return;
+    }
+    res.set_content("{\"node\":\"" + node + "\",\"killedTasks\":" + std::to_string(killed) + "}\n",
+                    "application/json");
   });
   log_server_->Get(R"(/v1/tasks/([0-9]{1,18})/log)", [state](const httplib::Request& req,
                                                              httplib::Response& res) {
@@ -303,11 +349,40 @@ HeartbeatRequest Agent::BuildRequest(const std::string& node) {
   return req;
 }
 
+bool Agent::IsFailed(const std::string& node) {
+  std::lock_guard lock(mu_);
+  return failed_nodes_.contains(node);
+}
+
+int Agent::FailEmulatedNode(const std::string& node) {
+  if (options_.simulate_nodes == 0) return -1;
+  if (std::none_of(nodes_.begin(), nodes_.end(),
+                   [&](const ServedNode& n) { return n.name == node; }))
+    return -1;
+  std::lock_guard lock(mu_);
+  failed_nodes_.insert(node);
+  int killed = 0;
+  for (auto it = tasks_.begin(); it != tasks_.end();) {
+    if (it->second.node != node) {
+      ++it;
+      continue;
+    }
+    if (it->second.proc.pgid > 0) ::kill(-it->second.proc.pgid, SIGKILL);
+    cgroups_.Kill(it->second.proc.cgroup);
+    Unpersist(it->first);
+    it = tasks_.erase(it);  // never reported again: the controller finds the node lost
+    ++killed;
+  }
+  Log(node, "failed on request (failure drill): " + std::to_string(killed) +
+                " task(s) killed, heartbeats stopped");
+  return killed;
+}
+
 NodesHeartbeatRequest Agent::BuildNodesRequest() {
   std::lock_guard lock(mu_);
   NodesHeartbeatRequest req;
   for (const auto& n : nodes_) {
-    if (n.registered) req.nodes[n.name];
+    if (n.registered && !failed_nodes_.contains(n.name)) req.nodes[n.name];
   }
   for (const auto& [id, t] : tasks_) {
     if (auto it = req.nodes.find(t.node); it != req.nodes.end()) {
@@ -327,7 +402,7 @@ bool Agent::Register(ServedNode& node) {
   reg.cpu_milli = options_.cpu_milli;
   reg.memory_mib = options_.memory_mib;
   reg.version = "0.1.0";
-  reg.topology = options_.topology;
+  reg.topology = node.topology.empty() ? options_.topology : node.topology;
   httplib::Client client(options_.server_url);
   client.set_tcp_nodelay(true);
   client.set_connection_timeout(2, 0);
@@ -455,6 +530,7 @@ void Agent::Apply(const std::map<std::string, HeartbeatReply>& replies) {
   std::vector<std::pair<std::string, TaskLaunch>> launches;
   std::set<std::int64_t> seen;
   for (const auto& [node, reply] : replies) {
+    if (failed_nodes_.contains(node)) continue;
     for (const auto& launch : reply.run) {
       if (tasks_.contains(launch.task_id) || !seen.insert(launch.task_id).second) continue;
       launches.emplace_back(node, launch);
@@ -605,7 +681,7 @@ void Agent::HeartbeatLoop() {
     bool all_registered = true;
     for (auto& node : nodes_) {
       if (stop_) break;
-      if (!node.registered && !Register(node)) all_registered = false;
+      if (!node.registered && !IsFailed(node.name) && !Register(node)) all_registered = false;
     }
     if (!all_registered) {
       Complain("controller at " + options_.server_url +

@@ -30,6 +30,7 @@
 #include "agent/launcher.h"
 #include "core/status.h"
 #include "spec/protocol.h"
+#include "spec/topology_file.h"
 
 namespace httplib {
 class Server;
@@ -51,6 +52,9 @@ struct AgentOptions {
   // Where the node sits: level -> domain (`--topology leaf=l3,spine=s1`), sent at registration;
   // with simulate_nodes every emulated node gets it.
   std::map<std::string, std::string> topology;
+  // With simulate_nodes: the emulated nodes by name, GPUs and place (--topology-file), instead
+  // of <node>-0000 ... with simulate_gpus and `topology`.
+  std::vector<TopologyFileNode> emulated;
   std::optional<std::string> run_as;
   bool cgroups = true;
   std::int64_t cpu_milli = 0;       // 0 = all cores of the machine
@@ -62,6 +66,10 @@ struct AgentOptions {
   std::string bootstrap_token_file;
   std::string ca_file;  // the CA of the controller's certificate, for an https URL
 };
+
+// Takes a --topology-file into `o`: its top-level place, or the entry named o.node (one real
+// node), or with o.simulate_nodes every node it lists (simulate_nodes becomes their count).
+Status ApplyTopologyFile(const TopologyFile& file, AgentOptions& o);
 
 class Agent {
  public:
@@ -80,6 +88,7 @@ class Agent {
     std::string name;
     GpuInventory inventory;
     bool registered = false;
+    std::map<std::string, std::string> topology;  // its place; empty = AgentOptions::topology
   };
   struct LocalTask {
     std::string node;
@@ -120,6 +129,11 @@ class Agent {
   void Persist(std::int64_t id, const LocalTask& t) const;
   void Unpersist(std::int64_t id) const;
   void RecoverLeftovers();
+  // Failure drill (POST /v1/emulated/NODE/fail on the log endpoint, emulated nodes only): kills
+  // the node's tasks and stops its heartbeats for good, as a machine that died. Returns the
+  // tasks killed, or -1 for a node this agent does not emulate.
+  int FailEmulatedNode(const std::string& node);
+  bool IsFailed(const std::string& node);
   void StartLogServer();
   void StopAllTasks();
 
@@ -136,7 +150,8 @@ class Agent {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::int64_t, LocalTask> tasks_;
-  bool dirty_ = true;  // something to report now rather than after a long poll
+  std::set<std::string> failed_nodes_;  // emulated nodes failed by a drill
+  bool dirty_ = true;                   // something to report now rather than after a long poll
   std::atomic<bool> stop_{false};
   std::thread monitor_;
   std::unique_ptr<httplib::Server> log_server_;

@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   }
   CLI::App app{"tessera-agent: runs Tessera tasks on this node"};
   tessera::AgentOptions o;
-  std::string simulate, run_as, topology;
+  std::string simulate, run_as, topology, topology_file;
   bool no_cgroups = false;
   double cpus = 0;
   std::int64_t memory_mib = 0;
@@ -43,6 +43,10 @@ int main(int argc, char** argv) {
   app.add_option("--topology", topology,
                  "Where this node sits: LEVEL=DOMAIN,... outermost first, e.g. spine=s1,leaf=l3 "
                  "(the controller's --topology-levels)");
+  app.add_option("--topology-file", topology_file,
+                 "YAML with this node's place (topology: {LEVEL: DOMAIN}) or, with "
+                 "--simulate-nodes, every emulated node's name, GPUs and place (nodes: [...])")
+      ->excludes("--topology");
   app.add_option("--run-as", run_as, "Run tasks as this user (never root)");
   app.add_flag("--no-cgroups", no_cgroups, "Do not put tasks in cgroups");
   app.add_option("--cpus", cpus, "CPUs offered (default: all)")->check(CLI::Range(0.0, 4096.0));
@@ -74,6 +78,17 @@ int main(int argc, char** argv) {
       return 2;
     }
     o.topology = std::move(*place);
+  }
+  if (!topology_file.empty()) {
+    auto file = tessera::ReadTopologyFile(topology_file);
+    if (!file) {
+      std::fprintf(stderr, "tessera-agent: %s\n", file.error().message.c_str());
+      return 2;
+    }
+    if (auto s = tessera::ApplyTopologyFile(*file, o); !s) {
+      std::fprintf(stderr, "tessera-agent: --topology-file: %s\n", s.error().message.c_str());
+      return 2;
+    }
   }
   o.cgroups = !no_cgroups;
   o.cpu_milli = static_cast<std::int64_t>(cpus * 1000);

@@ -1,5 +1,7 @@
 #include "cli/commands.h"
 
+#include <sstream>
+
 #ifdef TESSERA_WITH_LIVE
 #include "cli/live_commands.h"
 #endif
@@ -12,6 +14,16 @@ int g_exit_code = 0;  // set by the one subcommand that runs
 
 void SetExitCode(int code) { g_exit_code = code; }
 int ExitCode() { return g_exit_code; }
+
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
 
 void RegisterCommands(CLI::App& app) {
   RegisterSimCommand(app);
@@ -26,8 +38,10 @@ void RegisterCommands(CLI::App& app) {
   RegisterLogsCommand(app);
   RegisterCancelCommand(app);
   RegisterReleaseCommand(app);
+  RegisterCordonCommands(app);
   RegisterBenchLiveCommand(app);  // last: adds `live` under a `bench` registered before it
   RegisterBenchGatewayCommand(app);
+  RegisterBenchRecoveryCommand(app);
 #endif
 }
 

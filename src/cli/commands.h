@@ -3,6 +3,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 namespace tessera::cli {
 
@@ -13,5 +15,8 @@ int ExitCode();
 void RegisterSimCommand(CLI::App& app);
 void RegisterGenCommand(CLI::App& app);
 void RegisterBenchCommand(CLI::App& app);
+
+// "a,b,,c" -> {"a", "b", "c"}: a comma-separated flag's items, empty ones dropped.
+std::vector<std::string> SplitCommas(const std::string& s);
 
 }  // namespace tessera::cli

@@ -93,7 +93,11 @@ void PrintNodeTable(const Json& nodes) {
     std::string model = n.value("gpuModel", "");
     if (n.value("simulated", false)) model += " (simulated)";
     std::string status = n.value("status", "");
-    if (status == "Ready" && !n.value("schedulable", true)) status += ",NotSchedulable";
+    if (n.value("cordoned", false)) {
+      status += ",SchedulingDisabled";  // kubectl's word for a cordoned node
+    } else if (status == "Ready" && !n.value("schedulable", true)) {
+      status += ",NotSchedulable";
+    }
     std::string domains;  // LEVEL=DOMAIN,...
     if (n.contains("topology") && n["topology"].is_object()) {
       for (const auto& [level, domain] : n["topology"].items()) {

@@ -14,9 +14,13 @@ void RegisterDescribeCommand(CLI::App& app);
 void RegisterLogsCommand(CLI::App& app);
 void RegisterCancelCommand(CLI::App& app);
 void RegisterReleaseCommand(CLI::App& app);
+// cordon, uncordon and drain NODE (cordon_command.cpp).
+void RegisterCordonCommands(CLI::App& app);
 // Adds `live` under the `bench` subcommand, creating `bench` if no other part has.
 void RegisterBenchLiveCommand(CLI::App& app);
 // Adds `gateway` under `bench` (after RegisterBenchLiveCommand).
 void RegisterBenchGatewayCommand(CLI::App& app);
+// Adds `recovery` under `bench` (after RegisterBenchLiveCommand).
+void RegisterBenchRecoveryCommand(CLI::App& app);
 
 }  // namespace tessera::cli

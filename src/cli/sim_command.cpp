@@ -9,6 +9,7 @@
 // Prints progress to stderr and a table to stdout; writes OUT/summary.json and OUT/report.html.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -28,6 +29,7 @@
 #include "sim/failures/failure_file.h"
 #include "sim/failures/failures_experiment.h"
 #include "sim/failures/failures_summary.h"
+#include "sim/failures/measured_recovery_times.h"
 #include "sim/queue_file.h"
 #include "sim/replay_simulation.h"
 #include "sim/report/html_report.h"
@@ -60,6 +62,7 @@ struct SimFlags {
   std::string failures;
   std::string job_gpus = "16384";
   std::string recovery = "requeue,replace,spares";
+  std::string recovery_times;  // "" = the flags; "measured" = the live controller's (bench)
   double days = 30;
   double checkpoint_interval_seconds = 0;  // 0 = Young/Daly
   double checkpoint_cost_seconds = 5;
@@ -86,16 +89,6 @@ struct SimFlags {
   std::string load_trace;
   ServingFlags serving;  // --experiment serving
 };
-
-std::vector<std::string> SplitCommas(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 // One policy per line: its name first, then what kind of policy it is.
 void ListPolicies() {
@@ -197,6 +190,17 @@ int RunFailures(const SimFlags& flags) {
   options.restart = seconds(flags.restart_seconds);
   options.detect = seconds(flags.detect_seconds);
   options.cold_start = seconds(flags.cold_start_seconds);
+  if (flags.recovery_times == "measured") {
+    // What tesserad achieves live (tessera bench recovery --write-preset): these four replace
+    // --detect-seconds, --restart-seconds and --cold-start-seconds.
+    options.detect = seconds(measured::kDetectSeconds);
+    options.restart = seconds(measured::kRestartSeconds);
+    options.cold_start = seconds(measured::kColdStartSeconds);
+    options.cold_start_per_node = seconds(measured::kColdStartPerNodeSeconds);
+  } else if (!flags.recovery_times.empty()) {
+    return Fail("--recovery-times: must be measured (or left out for the flags' times), got '" +
+                flags.recovery_times + "'");
+  }
   options.spares_per_leaf = flags.spares_per_leaf;
   options.max_spares = flags.max_spares;
   options.recovery.shrink_unit = flags.shrink_unit;
@@ -211,6 +215,11 @@ int RunFailures(const SimFlags& flags) {
   if (!flags.checkpoint_sweep.empty()) options.sweep_factors = flags.checkpoint_sweep;
 
   const RecoveryTopology topology = BuildRecoveryTopology(*cluster, options.topology);
+  if (std::any_of(options.policies.begin(), options.policies.end(),
+                  [](const std::string& p) { return p.starts_with("spares"); })) {
+    if (auto s = CheckSparesFit(topology, *cluster, flags.spares_per_leaf, "--spares-per-leaf"); !s)
+      return Fail(s.error().message);
+  }
   auto source = LoadFailureSource(flags.failures, *cluster, topology, options.horizon);
   if (!source) return Fail("--failures: " + source.error().message);
   std::error_code ec;
@@ -555,6 +564,9 @@ void RegisterSimCommand(CLI::App& app) {
   sim->add_option("--detect-seconds", flags->detect_seconds,
                   "failures: seconds from a failure to its detection")
       ->capture_default_str();
+  sim->add_option("--recovery-times", flags->recovery_times,
+                  "failures: measured = detection, restart and cold start as this controller "
+                  "achieves them live (tessera bench recovery; replaces the three flags)");
   sim->add_option("--cold-start-seconds", flags->cold_start_seconds,
                   "failures: seconds to bring up nodes new to the job (not hot spares)")
       ->capture_default_str();

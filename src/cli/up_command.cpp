@@ -17,6 +17,7 @@
 #include "cli/daemon.h"
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
+#include "cli/up_cluster.h"
 #include "cli/up_credentials.h"
 #include "cli/up_tls.h"
 
@@ -37,6 +38,9 @@ struct UpFlags {
   std::string placement_policy;
   std::string bin_dir;
   double timeout = 30;
+  std::string cluster;   // the simulator's cluster file (up_cluster.h); replaces --agents/--gpus
+  std::string recovery;  // tesserad --recovery
+  int spares_per_domain = -1;
   bool insecure = false;  // no authentication (and no TLS): a throwaway laptop cluster
 };
 
@@ -50,6 +54,44 @@ std::string Tail(const std::string& path, std::size_t lines) {
     out += "    " + all[i] + "\n";
   }
   return out;
+}
+
+// One agent emulating every node of the cluster file; refuses (and stops the controller) when
+// the store already holds a cluster the file contradicts.
+Status StartClusterAgent(const ClusterUpPlan& plan, const std::string& agent,
+                         const std::string& url, const std::string& state, pid_t controller,
+                         const std::vector<std::string>& access_args,
+                         std::vector<std::string>& names) {
+  ApiClient api(url, 5);
+  auto known = JsonOf(api.Get("/v1/nodes"));
+  if (!known) return std::unexpected(known.error());
+  if (auto s = CheckClusterAgainstNodes(plan, (*known)["nodes"]); !s) {
+    Terminate(controller, "tesserad", 10000);
+    return s;
+  }
+  const std::string file = state + "/cluster-nodes.json";
+  if (!WriteText(file, TopologyFileText(plan.nodes))) return IoError("cannot write " + file);
+  const std::string node = "cluster";
+  if (auto old = LivePid(state + "/agents/" + node + ".pid", "tessera-agent")) {
+    Terminate(*old, "tessera-agent", 15000);
+  }
+  std::vector<std::string> argv = {agent,
+                                   "--server",
+                                   url,
+                                   "--node",
+                                   node,
+                                   "--state",
+                                   state + "/agents/" + node,
+                                   "--simulate-nodes",
+                                   std::to_string(plan.nodes.nodes.size()),
+                                   "--topology-file",
+                                   file};
+  argv.insert(argv.end(), access_args.begin(), access_args.end());
+  auto apid = SpawnDetached(argv, state + "/logs/agent-" + node + ".log");
+  if (!apid) return std::unexpected(apid.error());
+  WriteText(state + "/agents/" + node + ".pid", std::to_string(*apid) + "\n");
+  for (const auto& n : plan.nodes.nodes) names.push_back(n.name);
+  return {};
 }
 
 Status RunUp(UpFlags f) {
@@ -83,6 +125,12 @@ Status RunUp(UpFlags f) {
                               state + "`");
   }
   fs::remove(state + "/endpoint", ec);
+  std::optional<ClusterUpPlan> plan;
+  if (!f.cluster.empty()) {
+    auto p = PlanClusterUp(f.cluster, f.spares_per_domain);
+    if (!p) return std::unexpected(p.error());
+    plan = std::move(*p);
+  }
 
   std::vector<std::string> argv = {tesserad,
                                    "--state",
@@ -118,6 +166,11 @@ Status RunUp(UpFlags f) {
     argv.insert(argv.end(),
                 {"--queues", std::filesystem::absolute(f.queues).lexically_normal().string()});
   }
+  if (plan && !plan->levels.empty())
+    argv.insert(argv.end(), {"--topology-levels", JoinLevels(plan->levels)});
+  if (!f.recovery.empty()) argv.insert(argv.end(), {"--recovery", f.recovery});
+  if (f.spares_per_domain >= 0)
+    argv.insert(argv.end(), {"--spares-per-domain", std::to_string(f.spares_per_domain)});
   const std::string controller_log = state + "/logs/tesserad.log";
   auto pid = SpawnDetached(argv, controller_log);
   if (!pid) return std::unexpected(pid.error());
@@ -145,7 +198,17 @@ Status RunUp(UpFlags f) {
     return std::unexpected(s.error());
   RememberAccess(url, creds ? creds->admin_token : "", ca_file);
 
+  // What every agent needs to register: the bootstrap token, and the CA of the controller.
+  std::vector<std::string> access_args;
+  if (creds)
+    access_args.insert(access_args.end(), {"--bootstrap-token-file", creds->bootstrap_file});
+  if (tls) access_args.insert(access_args.end(), {"--ca-file", tls->ca_file});
   std::vector<std::string> names;
+  if (plan) {
+    if (auto s = StartClusterAgent(*plan, agent, url, state, *pid, access_args, names); !s)
+      return s;
+    f.agents = 0;  // the one agent of the file's nodes instead of --agents
+  }
   for (int i = 0; i < f.agents; ++i) {
     const std::string node = "node-" + std::to_string(i);
     if (f.simulate_nodes == 0) {
@@ -172,10 +235,7 @@ Status RunUp(UpFlags f) {
     if (f.simulate_nodes > 0) {
       agent_argv.insert(agent_argv.end(), {"--simulate-nodes", std::to_string(f.simulate_nodes)});
     }
-    if (creds) {
-      agent_argv.insert(agent_argv.end(), {"--bootstrap-token-file", creds->bootstrap_file});
-    }
-    if (tls) agent_argv.insert(agent_argv.end(), {"--ca-file", tls->ca_file});
+    agent_argv.insert(agent_argv.end(), access_args.begin(), access_args.end());
     auto apid = SpawnDetached(agent_argv, state + "/logs/agent-" + node + ".log");
     if (!apid) return std::unexpected(apid.error());
     WriteText(state + "/agents/" + node + ".pid", std::to_string(*apid) + "\n");
@@ -205,10 +265,12 @@ Status RunUp(UpFlags f) {
   const auto gpus = SimulatedGpus(f.gpus, "node-0");
   std::cout << "Cluster up in " << state << "\n"
             << "  controller  " << url << "  (pid " << *pid << ", log " << controller_log << ")\n"
-            << "  nodes       " << names.size() << " x " << gpus->gpus.size() << " "
-            << (gpus->gpus.empty() ? std::string("GPU") : gpus->gpus[0].model)
-            << " (simulated GPUs): " << names.front()
-            << (names.size() > 1 ? " .. " + names.back() : "") << "\n"
+            << "  nodes       "
+            << (plan ? plan->summary
+                     : std::to_string(names.size()) + " x " + std::to_string(gpus->gpus.size()) +
+                           " " + (gpus->gpus.empty() ? std::string("GPU") : gpus->gpus[0].model) +
+                           " (simulated GPUs)")
+            << ": " << names.front() << (names.size() > 1 ? " .. " + names.back() : "") << "\n"
             << "  access      "
             << (creds ? "TLS (CA " + ca_file + ") and bearer tokens (admin token in " +
                             creds->admin_token_file + "; the CLI finds both through --state)"
@@ -252,6 +314,12 @@ void RegisterUpCommand(CLI::App& app) {
                 "Let a job that does not fit preempt running jobs of lower priority");
   cmd->add_option("--bin-dir", flags->bin_dir,
                   "Where tesserad and tessera-agent are (default: beside tessera)");
+  cmd->add_option("--cluster", flags->cluster,
+                  "The simulator's cluster file (docs/cluster-spec.md): one emulated node per node "
+                  "of it, with its name, GPUs and topology (instead of --agents and --gpus)");
+  cmd->add_option("--recovery", flags->recovery, "tesserad --recovery: requeue | replace | spares");
+  cmd->add_option("--spares-per-domain", flags->spares_per_domain,
+                  "tesserad --spares-per-domain: idle spare nodes per leaf domain");
   cmd->add_option("--timeout", flags->timeout, "Seconds to wait for the cluster to be ready")
       ->capture_default_str();
   cmd->add_flag("--insecure", flags->insecure,

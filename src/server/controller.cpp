@@ -5,6 +5,7 @@
 #include <random>
 
 #include "server/job_limits.h"
+#include "server/recovery_step.h"
 
 namespace tessera {
 
@@ -12,6 +13,7 @@ Controller::Controller(Store* store, ControllerOptions options, std::set<std::st
     : core_(store, std::move(options)),
       users_(core_, std::move(leaf_queues)),
       agents_(core_),
+      node_ops_(core_),
       cycle_(core_, std::random_device{}()) {}
 
 Controller::~Controller() { Stop(); }
@@ -24,6 +26,8 @@ Result<std::unique_ptr<Controller>> Controller::Create(Store* store, ControllerO
   std::lock_guard lock(core.mu);
   core.state.started_ms = core.Now();
   if (auto s = core.LoadLocked(); !s) return std::unexpected(s.error());
+  if (auto s = CheckSparesFitLocked(core.state, core.options()); !s)
+    return std::unexpected(s.error());
   core.state.load_ms = core.Now() - core.state.started_ms;
   core.state.loaded_jobs = core.state.jobs.size();
   return c;

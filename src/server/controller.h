@@ -27,6 +27,7 @@
 #include "server/agent_service.h"
 #include "server/controller_core.h"
 #include "server/controller_options.h"
+#include "server/node_operations.h"
 #include "server/scheduling_cycle.h"
 #include "server/user_api.h"
 
@@ -66,6 +67,10 @@ class Controller {
     return users_.Purge(queue, name);
   }
   nlohmann::json ListNodes() { return users_.ListNodes(); }
+  // tessera cordon / uncordon / drain NODE (node_operations.h).
+  ApiResult<nlohmann::json> OperateNode(const std::string& node, NodeOperation op) {
+    return node_ops_.Apply(node, op);
+  }
   nlohmann::json ListQueues() { return users_.ListQueues(); }
   nlohmann::json ServerStatus() { return users_.ServerStatus(); }
   // {"ok": true}, with "schedulerError" when the scheduler cannot run as configured.
@@ -111,6 +116,7 @@ class Controller {
   ControllerCore core_;
   UserApi users_;
   AgentService agents_;
+  NodeOperations node_ops_;
   SchedulingCycle cycle_;
   std::thread scheduler_thread_;
   std::thread liveness_thread_;

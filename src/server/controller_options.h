@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/queue_tree_spec.h"
+#include "core/recovery_mode.h"
 #include "core/status.h"
 #include "core/time.h"
 #include "sched/scheduler.h"
@@ -29,6 +30,12 @@ struct ControllerOptions {
   // Topology levels, outermost first (`tesserad --topology-levels spine,leaf`): every node
   // registers its domain at each (`tessera-agent --topology spine=s1,leaf=l3`); none = flat.
   std::vector<std::string> topology_levels;
+  // How gangs recover from a lost or drained node unless their spec says (`tesserad
+  // --recovery`, recovery_planner.h); requeue hands the gang back to the scheduler.
+  RecoveryMode recovery = RecoveryMode::kRequeue;
+  // Idle spare nodes held back in every leaf domain for recovery (`--spares-per-domain`);
+  // the scheduler never places ordinary work on them. 0 = no pool.
+  int spares_per_domain = 0;
   std::size_t events_in_memory = 20000;
   std::function<Tick()> now;  // wall clock in ms since the epoch unless set (tests)
 };

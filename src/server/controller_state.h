@@ -60,7 +60,9 @@ struct RegisteredNode {
   Tick last_seen = 0;
   bool has_strays = false;  // its agent runs tasks that must stop first
 
-  bool schedulable() const { return rec.status == NodeStatus::kReady && !has_strays; }
+  bool schedulable() const {
+    return rec.status == NodeStatus::kReady && !has_strays && !rec.cordoned;
+  }
 };
 
 struct ControllerState {

@@ -327,6 +327,16 @@ void ApiServer::ViewRoutes() {
   h.Get("/v1/nodes", [&c](const httplib::Request&, httplib::Response& res) {
     SendJson(res, 200, {{"nodes", c.ListNodes()}});
   });
+  // The operator's node operations (node_operations.h): cordon, uncordon, drain.
+  h.Post(R"(/v1/nodes/([a-z0-9-]+)/(cordon|uncordon|drain))",
+         [&c](const httplib::Request& req, httplib::Response& res) {
+           const std::string op = req.matches[2];
+           auto out = c.OperateNode(req.matches[1], op == "cordon"     ? NodeOperation::kCordon
+                                                    : op == "uncordon" ? NodeOperation::kUncordon
+                                                                       : NodeOperation::kDrain);
+           if (!out) return SendError(res, out.error());
+           SendJson(res, 200, *out);
+         });
   h.Get("/v1/queues", [&c](const httplib::Request&, httplib::Response& res) {
     SendJson(res, 200, {{"queues", c.ListQueues()}});
   });

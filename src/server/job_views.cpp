@@ -240,6 +240,7 @@ Json NodesView(const ControllerState& state, Tick now) {
     Json j = {{"name", name},
               {"status", std::string(NodeStatusName(ns.rec.status))},
               {"schedulable", ns.schedulable()},
+              {"cordoned", ns.rec.cordoned},
               {"address", ns.rec.address},
               {"agentUrl", ns.rec.agent_url},
               {"gpuModel", ns.rec.gpu_model},

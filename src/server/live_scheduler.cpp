@@ -9,6 +9,10 @@ namespace tessera {
 Result<std::set<std::string>> CheckControllerOptions(const ControllerOptions& options) {
   SchedulerConfig check = options.scheduler;
   std::set<std::string> leaves;
+  if (options.spares_per_domain < 0 || options.spares_per_domain > 1000) {
+    return InvalidArgument("--spares-per-domain: must be 0..1000, got " +
+                           std::to_string(options.spares_per_domain));
+  }
   const bool fair_share = IsFairSharePolicy(options.scheduler.queue_policy);
   if (fair_share && !options.queues) {
     return InvalidArgument("queue policy '" + options.scheduler.queue_policy +

@@ -41,6 +41,8 @@ struct Flags {
   bool priority_preemption = false;
   std::string queues_path;
   std::string topology_levels;
+  std::string recovery = "requeue";
+  int spares_per_domain = -1;  // -1: 1 with --recovery spares, else 0
   int http_threads = 128;
   std::string token_auth_file;
   std::string bootstrap_token_file;
@@ -71,6 +73,13 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--topology-levels", f.topology_levels,
                  "Topology levels, outermost first, e.g. spine,leaf: every agent registers its "
                  "domain at each (tessera-agent --topology spine=s1,leaf=l3)");
+  app.add_option("--recovery", f.recovery,
+                 "How gangs recover from a lost or drained node unless their spec.recovery says: "
+                 "requeue | replace | spares (docs/failures.md)")
+      ->capture_default_str();
+  app.add_option("--spares-per-domain", f.spares_per_domain,
+                 "Idle spare nodes kept in every leaf domain for recovery (default 1 with "
+                 "--recovery spares, else 0)");
   app.add_option("--heartbeat-timeout", f.heartbeat_timeout_s,
                  "Seconds of silence before a node is lost")
       ->capture_default_str()
@@ -137,6 +146,16 @@ Result<tessera::ControllerOptions> OptionsFrom(const Flags& f) {
     options.topology_levels.push_back(level);
     start = comma + 1;
   }
+  auto recovery = tessera::ParseRecoveryMode(f.recovery);
+  if (!recovery) {
+    return tessera::InvalidArgument("--recovery: must be one of " +
+                                    std::string(tessera::kRecoveryModeNames) + ", got '" +
+                                    f.recovery + "'");
+  }
+  options.recovery = *recovery;
+  options.spares_per_domain = f.spares_per_domain >= 0
+                                  ? f.spares_per_domain
+                                  : (*recovery == tessera::RecoveryMode::kSpares);
   if (auto s = tessera::CheckControllerOptions(options); !s) return std::unexpected(s.error());
   options.heartbeat_timeout_ms = static_cast<tessera::Tick>(f.heartbeat_timeout_s * 1000);
   options.heartbeat_interval_ms = static_cast<tessera::Tick>(f.heartbeat_interval_s * 1000);

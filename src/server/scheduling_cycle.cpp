@@ -8,7 +8,7 @@
 namespace tessera {
 
 SchedulingCycle::SchedulingCycle(ControllerCore& core, std::uint64_t port_salt)
-    : core_(core), port_salt_(port_salt), scheduler_(core.options()) {}
+    : core_(core), port_salt_(port_salt), scheduler_(core.options()), recovery_(core, port_salt) {}
 
 std::string CycleRecordMessage(Tick clock, std::uint64_t seed, const AppliedDecisions& a) {
   return "clock=" + std::to_string(clock) + " seed=" + std::to_string(seed) +
@@ -26,8 +26,10 @@ std::optional<CycleSnapshot> SchedulingCycle::SnapshotLocked(const Scheduler** s
   StartResizedUnitsLocked(core_, cluster_, port_salt_);
   RefreshSchedulingWorkloads(state, cluster_);
   ApplyDependenciesLocked(core_);
+  recovery_.RecoverLocked(cluster_, seed, versions_);
   for (auto id : state.active) state.jobs.at(id).waiting = false;
   CycleSnapshot snapshot = BuildCycleSnapshot(state, cluster_, core_.Now(), seed, versions_);
+  recovery_.HoldSpares(snapshot);
   for (const auto& problem : snapshot.problems) spdlog::warn("scheduling cycle: {}", problem);
   if (snapshot.snap.jobs.empty()) return std::nullopt;
   auto built = scheduler_.For(ClusterCapacity(*cluster_.cluster));

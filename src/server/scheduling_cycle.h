@@ -1,6 +1,7 @@
 // One scheduling cycle of the controller, on the real clock:
-//   1. under the core's lock: refresh the cluster and the jobs' scheduling workloads, and take
-//      a snapshot (snapshot_builder.h);
+//   1. under the core's lock: refresh the cluster and the jobs' scheduling workloads, recover
+//      the gangs that lost a node with their recovery policy (recovery_step.h), and take a
+//      snapshot (snapshot_builder.h), the spare pool held back from it;
 //   2. without the lock: run the long-lived Scheduler on it (live_scheduler.h), so the API and
 //      the agents are answered meanwhile;
 //   3. under the lock again: apply the decisions to the state as it is then, dropping or
@@ -19,6 +20,7 @@
 #include "server/controller_core.h"
 #include "server/decision_applier.h"
 #include "server/live_scheduler.h"
+#include "server/recovery_step.h"
 #include "server/snapshot_builder.h"
 
 namespace tessera {
@@ -44,6 +46,7 @@ class SchedulingCycle {
   std::uint64_t port_salt_;
   std::mutex cycle_mu_;  // one cycle at a time; held across the three steps
   LiveScheduler scheduler_;
+  RecoveryStep recovery_;  // gangs that lost a node, before the scheduler runs; the spare pool
   CycleCluster cluster_;
   std::shared_ptr<std::uint64_t> versions_ = std::make_shared<std::uint64_t>(0);
   std::chrono::steady_clock::duration last_locked_{};

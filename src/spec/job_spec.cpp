@@ -451,7 +451,7 @@ std::set<std::string> SpecKeysFor(WorkloadKind kind) {
   switch (kind) {
     case WorkloadKind::kTraining:
       keys.insert({"workers", "gpusPerWorker", "processesPerWorker", "elastic", "checkpoint",
-                   "successPolicy"});
+                   "successPolicy", "recovery"});
       break;
     case WorkloadKind::kInference:
       keys.insert({"replicas", "gpusPerReplica", "gpuMemory", "slo", "routing"});
@@ -622,7 +622,7 @@ bool operator==(const JobSpec& a, const JobSpec& b) {
                     s.replicas_min, s.replicas_max, s.slo_latency_ms, s.slo_tbt_ms,
                     s.slo_percentile, s.routing_policy, s.routing_block_tokens, s.roles,
                     s.time_limit_seconds, s.expected_duration_seconds, s.dependencies,
-                    s.success_policy, s.parallelism);
+                    s.success_policy, s.parallelism, s.recovery);
   };
   return fields(a) == fields(b);
 }
@@ -970,6 +970,13 @@ Result<JobSpec> JobSpecFromJson(const Json& doc, std::vector<FieldError>* errors
           val.Fail("spec.successPolicy", "must be AllWorkers or Rank0, got " + Quote(*p));
         }
       }
+      if (auto p = val.StringField(*s, P, "recovery", 64, false)) {
+        spec.recovery = ParseRecoveryMode(*p);
+        if (!spec.recovery) {
+          val.Fail("spec.recovery",
+                   "must be one of " + std::string(kRecoveryModeNames) + ", got " + Quote(*p));
+        }
+      }
       checkpoint();
       spec.roles.push_back(std::move(role));
       break;
@@ -1242,6 +1249,7 @@ Json JobSpecToJson(const JobSpec& spec) {
         s["gpusPerWorker"] = gpus_value(role.shape);
         if (role.processes_per_worker != 1) s["processesPerWorker"] = role.processes_per_worker;
         if (spec.success_policy == SuccessPolicy::kRank0) s["successPolicy"] = "Rank0";
+        if (spec.recovery) s["recovery"] = std::string(RecoveryModeName(*spec.recovery));
         if (spec.max_workers > 0) {
           s["elastic"] = {{"minWorkers", spec.min_workers}, {"maxWorkers", spec.max_workers}};
         }

@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/recovery_mode.h"
 #include "core/status.h"
 #include "core/workload.h"
 
@@ -94,6 +96,8 @@ struct JobSpec {
   int expected_duration_seconds = 0;
   std::vector<JobDependency> dependencies;  // all must be met before the job is scheduled
   SuccessPolicy success_policy = SuccessPolicy::kAllWorkers;  // TrainingJob
+  // TrainingJob: how the gang recovers from a lost or drained node; none = the controller's.
+  std::optional<RecoveryMode> recovery;
   int parallelism = 0;  // BatchJob: at most this many tasks run at once; 0 = no cap
   // InferenceService.
   int replicas_min = 0, replicas_max = 0;

@@ -104,6 +104,7 @@ struct NodeRecord {
   std::int64_t memory_mib = 0;
   std::string gpus_json;             // per-GPU details as reported by the agent
   std::string topology_json = "{}";  // {LEVEL: DOMAIN}: where the node sits, as registered
+  bool cordoned = false;  // by the operator (tessera cordon/drain): no new work lands on it
   NodeStatus status = NodeStatus::kNotReady;
   Tick registered_ms = 0;
   std::string version;

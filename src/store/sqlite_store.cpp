@@ -94,7 +94,8 @@ CREATE TABLE IF NOT EXISTS nodes(
   registered_ms INTEGER NOT NULL,
   version TEXT NOT NULL,
   message TEXT NOT NULL,
-  topology TEXT NOT NULL DEFAULT '{}');
+  topology TEXT NOT NULL DEFAULT '{}',
+  cordoned INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS events(
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   time_ms INTEGER NOT NULL,
@@ -276,6 +277,14 @@ Status SqliteStore::Exec(const char* sql) {
   return {};
 }
 
+bool SqliteStore::NodesHaveColumn(const std::string& column) {
+  Stmt st(statements_, db_, "SELECT name FROM pragma_table_info('nodes')");
+  while (st.Next()) {
+    if (st.ColText(0) == column) return true;
+  }
+  return false;
+}
+
 Status SqliteStore::CreateSchema() {
   long long from_version = 0;  // 0: a new store
   {
@@ -303,12 +312,14 @@ Status SqliteStore::CreateSchema() {
     return s;
   }
   // Older stores lack the columns added since (CREATE TABLE IF NOT EXISTS leaves their tables
-  // as they are): version 1 jobs.held, versions 1 and 2 nodes.topology.
+  // as they are): version 1 jobs.held, versions 1 and 2 nodes.topology, 1 to 3 nodes.cordoned.
   std::vector<const char*> upgrades;
   if (from_version == 1)
     upgrades.push_back("ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0");
   if (from_version == 1 || from_version == 2)
     upgrades.push_back("ALTER TABLE nodes ADD COLUMN topology TEXT NOT NULL DEFAULT '{}'");
+  if (from_version >= 1 && from_version <= 3 && !NodesHaveColumn("cordoned"))
+    upgrades.push_back("ALTER TABLE nodes ADD COLUMN cordoned INTEGER NOT NULL DEFAULT 0");
   for (const char* sql : upgrades) {
     if (auto s = Exec(sql); !s) {
       (void)Exec("ROLLBACK");
@@ -415,8 +426,8 @@ Result<StoreContents> SqliteStore::Load() {
     Stmt st(
         statements_, db_,
         "SELECT name, address, agent_url, gpu_model, gpu_count, simulated, cpu_milli, "
-        "memory_mib, gpus, status, registered_ms, version, message, topology FROM nodes ORDER BY "
-        "name");
+        "memory_mib, gpus, status, registered_ms, version, message, topology, cordoned FROM nodes "
+        "ORDER BY name");
     while (st.Next()) {
       NodeRecord n;
       n.name = st.ColText(0);
@@ -433,6 +444,7 @@ Result<StoreContents> SqliteStore::Load() {
       n.version = st.ColText(11);
       n.message = st.ColText(12);
       n.topology_json = st.ColText(13);
+      n.cordoned = st.ColInt(14) != 0;
       out.nodes.push_back(std::move(n));
     }
     if (!st.ok()) return StatementError(st, "loading nodes");
@@ -544,11 +556,12 @@ Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& 
     Stmt st(statements_, db_,
             "INSERT OR REPLACE INTO nodes(name, address, agent_url, gpu_model, gpu_count, "
             "simulated, cpu_milli, memory_mib, gpus, status, registered_ms, version, message, "
-            "topology) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            "topology, cordoned) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     st.Text(1, n.name).Text(2, n.address).Text(3, n.agent_url).Text(4, n.gpu_model);
     st.Int(5, n.gpu_count).Int(6, n.simulated ? 1 : 0).Int(7, n.cpu_milli).Int(8, n.memory_mib);
     st.Text(9, n.gpus_json).Text(10, NodeStatusName(n.status)).Int(11, n.registered_ms);
     st.Text(12, n.version).Text(13, n.message).Text(14, n.topology_json);
+    st.Int(15, n.cordoned ? 1 : 0);
     if (!st.Run()) return StatementError(st, "node " + n.name);
   }
   const Tick now = NowMs();

@@ -26,7 +26,7 @@ namespace tessera {
 
 class SqliteStore final : public Store {
  public:
-  static constexpr int kSchemaVersion = 3;  // 2: jobs.held; 3: nodes.topology
+  static constexpr int kSchemaVersion = 4;  // 2: jobs.held; 3: nodes.topology; 4: nodes.cordoned
 
   struct Options {
     bool read_only = false;              // no lock, no writes (inspection, tests)
@@ -51,6 +51,8 @@ class SqliteStore final : public Store {
  private:
   SqliteStore() = default;
   Status Exec(const char* sql);
+  // Whether the nodes table has `column` (tests and older builds may have added it already).
+  bool NodesHaveColumn(const std::string& column);
   Status CreateSchema();
   Status ApplyLocked(const Change& change, std::vector<EventRecord>& events);
 

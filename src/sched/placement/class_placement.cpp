@@ -14,6 +14,9 @@ namespace {
 // A state placed on this many times without an index gets one: building it costs about as much
 // as a few scans, and most states are placed on once or twice (a probe) or very often (a cycle).
 constexpr std::uint32_t kScansBeforeIndex = 8;
+// Below this many nodes a scan costs less than keeping the index up to date on every change
+// (the ITP replays on 64 nodes, whose backfill probes release and re-apply many placements).
+constexpr int kMinNodesForIndex = 256;
 }  // namespace
 
 ScoreCache::Entry* ScoreCache::ClassRow(int shape, const NodeClassIndex& index) {
@@ -56,6 +59,7 @@ const std::shared_ptr<const NodeOrder>* ScoreCache::TieOrder(const Cluster& clus
 const NodeClassIndex* TaskPlacer::ClassIndexFor(const ClusterState& state) const {
   if (cache_ == nullptr || !cache_->index_classes()) return nullptr;
   if (!policy_.deterministic() || !policy_.scores_from_state()) return nullptr;
+  if (state.node_count() < kMinNodesForIndex) return nullptr;
   const std::shared_ptr<const NodeOrder>* order = cache_->TieOrder(state.cluster(), policy_);
   if (order == nullptr) return nullptr;
   return state.ClassIndexAfterScans(*order, kScansBeforeIndex);

@@ -10,7 +10,10 @@ namespace {
 class RandomPolicy final : public PlacementPolicy {
  public:
   std::string_view name() const override { return "random"; }
-  bool scores_from_state() const override { return true; }
+  // Its score is from state (a constant), but every feasible node ties, so the class index
+  // would merge the members of every class on each placement: the scan is cheaper (openb: 104
+  // against 141 ms of CPU for one seed).
+  bool scores_from_state() const override { return false; }
   TieBreak tie_break() const override { return TieBreak::kSeededDraw; }
   NodeScore Score(const ClusterState& state, NodeId id, const TaskShape& shape,
                   Rng&) const override {

@@ -73,4 +73,24 @@ RecoveryTopology BuildRecoveryTopology(const Cluster& cluster,
   return t;
 }
 
+Status CheckSparesFit(const RecoveryTopology& topology, const Cluster& cluster, int per_domain,
+                      const std::string& field) {
+  if (per_domain < 0) {
+    return InvalidArgument(field + ": must be >= 0, got " + std::to_string(per_domain));
+  }
+  for (std::size_t l = 0; l < topology.leaf_nodes.size(); ++l) {
+    const auto size = static_cast<int>(topology.leaf_nodes[l].size());
+    if (per_domain < size) continue;
+    const std::string level =
+        topology.leaf_level >= 0
+            ? cluster.topology().levels[static_cast<std::size_t>(topology.leaf_level)]
+            : std::string("leaf");
+    return InvalidArgument(field + ": " + std::to_string(per_domain) + " spare node(s) per " +
+                           level + " domain, but " + level + " " + topology.leaf_names[l] +
+                           " has " + std::to_string(size) +
+                           " node(s); at least one must be left to run work");
+  }
+  return {};
+}
+
 }  // namespace tessera

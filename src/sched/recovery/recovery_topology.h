@@ -13,6 +13,7 @@
 
 #include "core/cluster.h"
 #include "core/ids.h"
+#include "core/status.h"
 
 namespace tessera {
 
@@ -44,5 +45,10 @@ struct RecoveryTopology {
 // above the leaves, else groups of `leaves_per_spine` consecutive leaves.
 RecoveryTopology BuildRecoveryTopology(const Cluster& cluster,
                                        const RecoveryTopologyOptions& options = {});
+
+// Refuses `per_domain` hot spares per leaf when a leaf has no more nodes than that (it would
+// be all spares, with no node left to run work); `field` names the setting in the message.
+Status CheckSparesFit(const RecoveryTopology& topology, const Cluster& cluster, int per_domain,
+                      const std::string& field);
 
 }  // namespace tessera
