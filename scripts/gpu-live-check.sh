@@ -16,7 +16,7 @@ say() { echo "### $*" | tee -a $R; }
 run() { echo "\$ $*" >>$R; "$@" >>$R 2>&1; echo "(rc=$?)" >>$R; }
 say "machine"; run nvidia-smi -L; run uname -r; run ${PYTHON:-python3} -c "import torch;print(torch.__version__, torch.cuda.is_available(), torch.cuda.get_device_name(0))"
 S=/tmp/ts; rm -rf $S; mkdir -p $S
-tesserad --state $S --port 7480 --priority-preemption --heartbeat-timeout 5 >$OUT/tesserad.log 2>&1 &
+tesserad --state $S --port 7480 --priority-preemption --heartbeat-timeout 5 --insecure >$OUT/tesserad.log 2>&1 &
 sleep 1
 export TESSERA_SERVER=http://127.0.0.1:7480
 tessera-agent --state $S/agent --node h200-0 ${SIMGPU:+--simulate-gpus $SIMGPU} >$OUT/agent.log 2>&1 &

@@ -114,6 +114,8 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
   std::unique_ptr<Agent> agent(new Agent(std::move(options)));
   AgentOptions& o = agent->options_;
   agent->servers_ = std::move(*servers);
+  if (auto s = agent->credential_.Load(o.state_dir, o.bootstrap_token_file, o.ca_file); !s)
+    return std::unexpected(s.error());
   if (o.simulate_nodes < 0 || o.simulate_nodes > 100000) {
     return InvalidArgument("--simulate-nodes: must be 0..100000, got " +
                            std::to_string(o.simulate_nodes));
@@ -463,9 +465,13 @@ bool Agent::Register(ServedNode& node) {
   client.set_tcp_nodelay(true);
   client.set_connection_timeout(2, 0);
   client.set_read_timeout(10, 0);
+  credential_.ApplyForRegistration(client);
   auto res = client.Post("/v1/agents/register", DumpJson(ToJson(reg)), "application/json");
   if (!KeepServer(server, res)) return false;
-  if (!res) return false;
+  if (!res) {
+    Complain("registration with " + server + " failed (" + httplib::to_string(res.error()) + ")");
+    return false;
+  }
   if (res->status != 200) {
     Log(node.name, "registration refused (" + std::to_string(res->status) + "): " + res->body);
     return false;
@@ -474,6 +480,13 @@ bool Agent::Register(ServedNode& node) {
   if (doc) {
     if (auto reply = RegistrationReplyFromJson(*doc)) {
       heartbeat_interval_ms_ = std::clamp<Tick>(reply->heartbeat_interval_ms, 50, 60000);
+    }
+    // A first registration is issued the node's own credential; later calls present it.
+    if (doc->is_object() && (*doc)["nodeCredential"].is_string()) {
+      if (auto s = credential_.Keep((*doc)["nodeCredential"].get<std::string>()); !s) {
+        Log(node.name, s.error().message);
+        return false;
+      }
     }
   }
   node.registered = true;
@@ -680,6 +693,7 @@ bool Agent::MonitorLoopAt(const std::string& url) {
   client.set_connection_timeout(1, 0);
   client.set_read_timeout(5, 0);
   while (Server() == url) {
+    credential_.Apply(client);  // issued after this thread started
     Finished finished;
     {
       std::unique_lock lock(mu_);
@@ -779,6 +793,7 @@ void Agent::HeartbeatLoopAt(const std::string& url) {
         batched ? DumpJson(ToJson(BuildNodesRequest())) : DumpJson(ToJson(BuildRequest(single)));
     client.set_read_timeout(static_cast<time_t>(wait / 1000 + 10), 0);
     const Tick sent = NowMs();
+    credential_.Apply(client);
     auto res = client.Post(path.c_str(), body, "application/json");
     const bool answered = res && res->status == 200;
     metrics_.Heartbeat(static_cast<double>(NowMs() - sent) / 1000.0, answered);
@@ -799,6 +814,11 @@ void Agent::HeartbeatLoopAt(const std::string& url) {
     }
     if (!batched && res->status == 404) {
       nodes_.front().registered = false;  // the controller lost it (e.g. a fresh store)
+      continue;
+    }
+    if (res->status == 401 && !credential_.has_credential()) {
+      for (auto& node : nodes_) node.registered = false;  // authentication came on: register
+      retry_later("heartbeat refused (401): registering again with the bootstrap token");
       continue;
     }
     if (res->status != 200) {
@@ -837,6 +857,7 @@ void Agent::LastHeartbeat() {
   last.set_tcp_nodelay(true);
   last.set_connection_timeout(1, 0);
   last.set_read_timeout(2, 0);
+  credential_.Apply(last);
   if (nodes_.size() == 1) {
     const std::string path = "/v1/agents/" + nodes_.front().name + "/heartbeat?waitMs=0";
     last.Post(path.c_str(), DumpJson(ToJson(BuildRequest(nodes_.front().name))),

@@ -26,6 +26,7 @@
 #include <string>
 #include <thread>
 
+#include "agent/agent_credential.h"
 #include "agent/agent_metrics.h"
 #include "agent/gpu_inventory.h"
 #include "agent/launcher.h"
@@ -39,7 +40,7 @@
 namespace httplib {
 class Server;
 class Result;
-}
+}  // namespace httplib
 
 namespace tessera {
 
@@ -67,6 +68,10 @@ struct AgentOptions {
   std::int64_t memory_mib = 0;      // 0 = all memory of the machine
   bool keep_tasks_on_exit = false;  // on SIGTERM, leave tasks running instead of stopping them
   int exit_grace_seconds = 10;      // cap on the grace period when the agent itself stops
+  // The cluster's bootstrap token, for registering nodes that have no credential yet
+  // (agent_credential.h); empty for a controller without authentication.
+  std::string bootstrap_token_file;
+  std::string ca_file;  // the CA of the controller's certificate, for an https URL
 };
 
 // Takes a --topology-file into `o`: its top-level place, or the entry named o.node (one real
@@ -154,6 +159,7 @@ class Agent {
   AgentOptions options_;
   GpuInventory inventory_;           // of the first node (every emulated node has the same)
   std::unique_ptr<NvmlUsage> nvml_;  // real GPUs with a driver: their measured use
+  AgentCredential credential_;
   std::vector<ServedNode> nodes_;
   LaunchSettings settings_;
   TaskCgroups cgroups_;

@@ -55,6 +55,11 @@ int main(int argc, char** argv) {
   app.add_option("--cpus", cpus, "CPUs offered (default: all)")->check(CLI::Range(0.0, 4096.0));
   app.add_option("--memory-mib", memory_mib, "Memory offered in MiB (default: all)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--bootstrap-token-file", o.bootstrap_token_file,
+                 "The cluster's bootstrap token: registers this node, which is then issued a "
+                 "credential of its own (kept in STATE/credential)");
+  app.add_option("--ca-file", o.ca_file,
+                 "CA certificate of the controller (for an https --server)");
   app.add_flag("--keep-tasks-on-exit", o.keep_tasks_on_exit,
                "Leave tasks running when the agent stops");
   CLI11_PARSE(app, argc, argv);

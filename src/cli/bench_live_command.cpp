@@ -61,9 +61,9 @@ class BenchCluster {
 
   Status StartController() {
     std::filesystem::remove(dir_ + "/endpoint");
-    auto pid = SpawnDetached(
-        {bin_ + "/tesserad", "--state", dir_, "--port", "0", "--endpoint-file", dir_ + "/endpoint"},
-        dir_ + "/tesserad.log");
+    auto pid = SpawnDetached({bin_ + "/tesserad", "--state", dir_, "--port", "0", "--endpoint-file",
+                              dir_ + "/endpoint", "--insecure"},
+                             dir_ + "/tesserad.log");
     if (!pid) return std::unexpected(pid.error());
     controller_ = *pid;
     spawned_ = std::chrono::steady_clock::now();

@@ -8,8 +8,10 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
+#include "cli/context_file.h"
 #include "spec/controller_urls.h"
 #include "spec/document.h"
 #include "spec/job_spec.h"
@@ -25,15 +27,77 @@ void AddClusterFlags(CLI::App* cmd, ClusterFlags* flags) {
   cmd->add_option("--server", flags->server,
                   "Controller URL, or several comma-separated: the CLI follows the leader "
                   "(default: $TESSERA_SERVER)");
+  cmd->add_option("--token", flags->token,
+                  "Bearer token (default: $TESSERA_TOKEN, else the context file's user)");
+  cmd->add_option("--ca-file", flags->ca_file, "CA certificate of an https controller");
+  cmd->add_option("--context-file", flags->context_file,
+                  "Context file, kubeconfig-like (default: $TESSERA_CONFIG, else "
+                  "DIR/tessera.config of --state)");
 }
 
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+// The credentials ResolveServer found, by URL, for the ApiClients of this process.
+std::mutex access_mu;
+std::map<std::string, ClusterAccess>& AccessByUrl() {
+  static std::map<std::string, ClusterAccess> m;
+  return m;
+}
+
+// The URL from --server, TESSERA_SERVER or the state's endpoint file; empty when none is
+// given; an error when a state directory has no running cluster.
+Result<std::string> ServerOf(const ClusterFlags& flags, const std::string& state);
+
+}  // namespace
+
 Result<std::string> ResolveServer(const ClusterFlags& flags) {
+  std::string state = flags.state.empty() ? Env("TESSERA_STATE") : flags.state;
+  std::string context_file =
+      flags.context_file.empty() ? Env("TESSERA_CONFIG") : flags.context_file;
+  if (context_file.empty() && !state.empty() && std::ifstream(state + "/tessera.config").good()) {
+    context_file = state + "/tessera.config";
+  }
+  ClusterAccess access;
+  if (!context_file.empty()) {
+    auto ctx = ReadContextFile(context_file);
+    if (!ctx) return std::unexpected(ctx.error());
+    access = *ctx;
+  }
+  const bool explicit_server = !flags.server.empty() || !Env("TESSERA_SERVER").empty();
+  if (explicit_server || access.server.empty() || !state.empty()) {
+    auto url = ServerOf(flags, state);
+    if (!url) return std::unexpected(url.error());
+    access.server = *url;
+  }
+  if (!flags.token.empty()) {
+    access.token = flags.token;
+  } else if (const std::string env = Env("TESSERA_TOKEN"); !env.empty()) {
+    access.token = env;
+  }
+  if (!flags.ca_file.empty()) access.ca_file = flags.ca_file;
+  RememberAccess(access.server, access.token, access.ca_file);
+  return access.server;
+}
+
+void RememberAccess(const std::string& url, const std::string& token, const std::string& ca_file) {
+  std::lock_guard lock(access_mu);
+  AccessByUrl()[url] = ClusterAccess{url, token, ca_file};
+}
+
+namespace {
+
+Result<std::string> ServerOf(const ClusterFlags& flags, const std::string& state_dir) {
   if (!flags.server.empty()) return flags.server;
   std::string state = flags.state;
   if (state.empty()) {
     if (const char* env = std::getenv("TESSERA_SERVER"); env != nullptr && *env != '\0')
       return std::string(env);
-    if (const char* env = std::getenv("TESSERA_STATE"); env != nullptr && *env != '\0') state = env;
+    state = state_dir;
   }
   if (state.empty()) {
     return InvalidArgument(
@@ -51,7 +115,17 @@ Result<std::string> ResolveServer(const ClusterFlags& flags) {
   return url;
 }
 
+}  // namespace
+
 ApiClient::ApiClient(const std::string& url, int read_timeout_s) : read_timeout_s_(read_timeout_s) {
+  {
+    std::lock_guard lock(access_mu);
+    if (auto it = AccessByUrl().find(url); it != AccessByUrl().end()) {
+      token_ = it->second.token;
+      ca_file_ = it->second.ca_file;
+    }
+  }
+  if (token_.empty()) token_ = Env("TESSERA_TOKEN");
   if (auto list = ControllerUrls::Parse(url); list && list->size() > 1) {
     urls_ = list->all();
   } else {
@@ -63,6 +137,11 @@ ApiClient::ApiClient(const std::string& url, int read_timeout_s) : read_timeout_
 void ApiClient::Connect(const std::string& url) {
   url_ = url;
   client_ = std::make_unique<httplib::Client>(url);
+  if (!token_.empty()) client_->set_bearer_token_auth(token_);
+  if (!ca_file_.empty()) {
+    client_->set_ca_cert_path(ca_file_);
+    client_->enable_server_certificate_verification(true);
+  }
   client_->set_connection_timeout(3, 0);
   client_->set_read_timeout(read_timeout_s_, 0);
   client_->set_write_timeout(30, 0);

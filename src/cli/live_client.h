@@ -1,6 +1,8 @@
 // What the live-cluster subcommands share: finding the cluster (--server URL, or --state DIR
-// whose endpoint file tesserad wrote; TESSERA_SERVER and TESSERA_STATE as defaults), a small
-// HTTP client for the controller's API, and output as tables, JSON or YAML.
+// whose endpoint file tesserad wrote; TESSERA_SERVER and TESSERA_STATE as defaults) and how to
+// prove who we are to it (--token, $TESSERA_TOKEN, or the context file: --context-file,
+// $TESSERA_CONFIG, or DIR/tessera.config of --state), a small HTTP client for the
+// controller's API, and output as tables, JSON or YAML.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -19,15 +21,22 @@ class Client;
 namespace tessera::cli {
 
 struct ClusterFlags {
-  std::string state;   // --state DIR
-  std::string server;  // --server URL
+  std::string state;         // --state DIR
+  std::string server;        // --server URL
+  std::string token;         // --token
+  std::string ca_file;       // --ca-file
+  std::string context_file;  // --context-file
 };
 
-// Adds --state and --server to `cmd`.
+// Adds --state, --server, --token, --ca-file and --context-file to `cmd`.
 void AddClusterFlags(CLI::App* cmd, ClusterFlags* flags);
 // The controller URL: --server, else TESSERA_SERVER, else the endpoint file of --state or
-// TESSERA_STATE. Errors say how to point at a cluster.
+// TESSERA_STATE, else the context file's server. Errors say how to point at a cluster. The
+// token and CA found on the way are remembered for that URL: every ApiClient made for it
+// presents them (so a command needs nothing beyond ResolveServer and ApiClient).
 Result<std::string> ResolveServer(const ClusterFlags& flags);
+// Remembers `token` and `ca_file` for the ApiClients of `url` (as ResolveServer does).
+void RememberAccess(const std::string& url, const std::string& token, const std::string& ca_file);
 
 struct HttpResponse {
   int status = 0;
@@ -40,6 +49,8 @@ struct HttpResponse {
 // to 15 s (a failover). A request sent and unanswered is not sent again, except a GET.
 class ApiClient {
  public:
+  // Presents the token (and checks TLS against the CA) ResolveServer found for `url`, else
+  // $TESSERA_TOKEN.
   explicit ApiClient(const std::string& url, int read_timeout_s = 30);
   ~ApiClient();
   Result<HttpResponse> Get(const std::string& path);
@@ -57,6 +68,8 @@ class ApiClient {
   std::vector<std::string> urls_;
   std::size_t next_ = 0;  // into urls_: tried after url_ fails
   int read_timeout_s_;
+  std::string token_;    // presented to every controller of urls_
+  std::string ca_file_;  // their TLS certificates' CA; empty: the system's
   std::unique_ptr<httplib::Client> client_;
 };
 

@@ -22,7 +22,9 @@
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
 #include "cli/up_cluster.h"
+#include "cli/up_credentials.h"
 #include "cli/up_etcd.h"
+#include "cli/up_tls.h"
 
 namespace tessera::cli {
 
@@ -46,7 +48,42 @@ struct UpFlags {
   int spares_per_domain = -1;
   std::string store = "sqlite";  // or etcd: a 3-member etcd cluster and --controllers of them
   int controllers = 1;
+  bool insecure = false;  // no authentication (and no TLS): a throwaway laptop cluster
 };
+
+// How the cluster's parts prove who they are (docs/security.md): the controller's flags, what
+// every agent is given, and what the CLI is left with (tessera.config).
+struct UpAccess {
+  std::optional<UpCredentials> creds;
+  std::optional<UpTls> tls;
+  std::vector<std::string> controller_args;
+  std::vector<std::string> agent_args;
+};
+
+// Tokens and (except on etcd, whose standbys speak plain HTTP) TLS, made once in the state
+// directory; --insecure: neither.
+Result<UpAccess> PrepareAccess(const UpFlags& f, const std::string& state) {
+  UpAccess a;
+  if (f.insecure) {
+    a.controller_args = {"--insecure"};
+    return a;
+  }
+  auto creds = EnsureUpCredentials(state);
+  if (!creds) return std::unexpected(creds.error());
+  a.creds = *creds;
+  a.controller_args = {"--token-auth-file", a.creds->token_file, "--bootstrap-token-file",
+                       a.creds->bootstrap_file};
+  a.agent_args = {"--bootstrap-token-file", a.creds->bootstrap_file};
+  if (f.store != "etcd") {
+    auto tls = EnsureUpTls(state);
+    if (!tls) return std::unexpected(tls.error());
+    a.tls = *tls;
+    a.controller_args.insert(a.controller_args.end(), {"--tls-cert-file", a.tls->cert_file,
+                                                       "--tls-private-key-file", a.tls->key_file});
+    a.agent_args.insert(a.agent_args.end(), {"--ca-file", a.tls->ca_file});
+  }
+  return a;
+}
 
 // The port of the (first) controller that last ran in `state`, from its endpoint file (a
 // comma-separated list with several controllers); 0 if none.
@@ -101,7 +138,7 @@ std::string Tail(const std::string& path, std::size_t lines) {
 // the store already holds a cluster the file contradicts.
 Status StartClusterAgent(const ClusterUpPlan& plan, const std::string& agent,
                          const std::string& url, const std::string& state, pid_t controller,
-                         std::vector<std::string>& names, int& readopted) {
+                         const UpAccess& access, std::vector<std::string>& names, int& readopted) {
   ApiClient api(url, 5);
   auto known = JsonOf(api.Get("/v1/nodes"));
   if (!known) return std::unexpected(known.error());
@@ -117,10 +154,19 @@ Status StartClusterAgent(const ClusterUpPlan& plan, const std::string& agent,
     ++readopted;
     return {};
   }
-  auto apid = SpawnDetached(
-      {agent, "--server", url, "--node", node, "--state", state + "/agents/" + node,
-       "--simulate-nodes", std::to_string(plan.nodes.nodes.size()), "--topology-file", file},
-      state + "/logs/agent-" + node + ".log");
+  std::vector<std::string> argv = {agent,
+                                   "--server",
+                                   url,
+                                   "--node",
+                                   node,
+                                   "--state",
+                                   state + "/agents/" + node,
+                                   "--simulate-nodes",
+                                   std::to_string(plan.nodes.nodes.size()),
+                                   "--topology-file",
+                                   file};
+  argv.insert(argv.end(), access.agent_args.begin(), access.agent_args.end());
+  auto apid = SpawnDetached(argv, state + "/logs/agent-" + node + ".log");
   if (!apid) return std::unexpected(apid.error());
   WriteText(state + "/agents/" + node + ".pid", std::to_string(*apid) + "\n");
   return {};
@@ -130,7 +176,7 @@ Status StartClusterAgent(const ClusterUpPlan& plan, const std::string& agent,
 std::vector<std::string> ControllerArgv(const UpFlags& f, const std::string& state,
                                         const std::string& tesserad,
                                         const std::optional<ClusterUpPlan>& plan,
-                                        const std::string& etcd_endpoints) {
+                                        const std::string& etcd_endpoints, const UpAccess& access) {
   std::vector<std::string> argv = {tesserad,
                                    "--state",
                                    state,
@@ -156,6 +202,7 @@ std::vector<std::string> ControllerArgv(const UpFlags& f, const std::string& sta
     argv.insert(argv.end(), {"--spares-per-domain", std::to_string(f.spares_per_domain)});
   if (!etcd_endpoints.empty())
     argv.insert(argv.end(), {"--store", "etcd", "--etcd-endpoints", etcd_endpoints});
+  argv.insert(argv.end(), access.controller_args.begin(), access.controller_args.end());
   return argv;
 }
 
@@ -190,7 +237,8 @@ Result<std::string> StartController(const UpFlags& f, const std::string& state,
 // An agent per node, except those still running against `url` (a crashed controller's): they
 // keep their tasks and are counted in `readopted`. Fills `names`.
 Status StartAgents(const UpFlags& f, const std::string& state, const std::string& agent,
-                   const std::string& url, std::vector<std::string>& names, int& readopted) {
+                   const std::string& url, const UpAccess& access, std::vector<std::string>& names,
+                   int& readopted) {
   for (int i = 0; i < f.agents; ++i) {
     const std::string node = "node-" + std::to_string(i);
     if (f.simulate_nodes == 0) {
@@ -218,6 +266,7 @@ Status StartAgents(const UpFlags& f, const std::string& state, const std::string
     if (f.simulate_nodes > 0) {
       agent_argv.insert(agent_argv.end(), {"--simulate-nodes", std::to_string(f.simulate_nodes)});
     }
+    agent_argv.insert(agent_argv.end(), access.agent_args.begin(), access.agent_args.end());
     auto apid = SpawnDetached(agent_argv, state + "/logs/agent-" + node + ".log");
     if (!apid) return std::unexpected(apid.error());
     WriteText(state + "/agents/" + node + ".pid", std::to_string(*apid) + "\n");
@@ -228,7 +277,7 @@ Status StartAgents(const UpFlags& f, const std::string& state, const std::string
 // Waits until every node is Ready, then says how to use the cluster.
 Status WaitUntilReady(const UpFlags& f, const std::string& state, const std::string& url,
                       const std::vector<std::string>& names, pid_t pid, int readopted,
-                      const std::optional<ClusterUpPlan>& plan) {
+                      const std::optional<ClusterUpPlan>& plan, const UpAccess& access) {
   const std::string controller_log = state + "/logs/tesserad.log";
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<long>(f.timeout * 1000));
@@ -262,6 +311,13 @@ Status WaitUntilReady(const UpFlags& f, const std::string& state, const std::str
                            " " + (gpus->gpus.empty() ? std::string("GPU") : gpus->gpus[0].model) +
                            " (simulated GPUs)")
             << ": " << names.front() << (names.size() > 1 ? " .. " + names.back() : "") << "\n";
+  std::cout << "  access      "
+            << (!access.creds
+                    ? std::string("--insecure: plain HTTP, no authentication")
+                    : (access.tls ? "TLS (CA " + access.tls->ca_file + ") and " : "") +
+                          "bearer tokens (admin token in " + access.creds->admin_token_file +
+                          "; the CLI finds it through --state)")
+            << "\n";
   if (readopted > 0) {
     std::cout << "  re-adopted  " << readopted
               << " running agent(s) of the previous controller: their tasks keep running\n";
@@ -291,6 +347,7 @@ Status RunUp(UpFlags f) {
   fs::create_directories(f.state + "/agents", ec);
   if (ec) return IoError("cannot create " + f.state + ": " + ec.message());
   const std::string state = fs::canonical(f.state).string();
+  fs::permissions(state, fs::perms::owner_all, ec);  // the database, tokens and logs: ours only
   const std::string bin = f.bin_dir.empty() ? SelfDirectory() : f.bin_dir;
   const std::string tesserad = bin + "/tesserad";
   const std::string agent = bin + "/tessera-agent";
@@ -329,14 +386,16 @@ Status RunUp(UpFlags f) {
       f.port = *port;
     }
   }
-  auto argv = ControllerArgv(f, state, tesserad, plan, etcd_endpoints);
+  auto access = PrepareAccess(f, state);
+  if (!access) return std::unexpected(access.error());
+  auto argv = ControllerArgv(f, state, tesserad, plan, etcd_endpoints, *access);
   auto url = StartController(f, state, argv);
   if (!url && previous_port != 0 && url.error().message.find("cannot bind") != std::string::npos) {
     // Someone else took the port meanwhile: any free one, and the agents restart to find it.
     std::cerr << "tessera up: port " << previous_port
               << " is no longer free; the controller takes another, and the agents restart\n";
     f.port = 0;
-    argv = ControllerArgv(f, state, tesserad, plan, etcd_endpoints);
+    argv = ControllerArgv(f, state, tesserad, plan, etcd_endpoints, *access);
     url = StartController(f, state, argv);
   }
   if (!url) return std::unexpected(url.error());
@@ -346,16 +405,23 @@ Status RunUp(UpFlags f) {
     for (const auto& u : *more) *url += "," + u;  // agents and the CLI follow the leader
     WriteText(state + "/endpoint", *url + "\n");
   }
+  if (auto s = WriteContext(state, *url, access->tls ? "tls/ca.crt" : "",
+                            access->creds ? "auth/admin.token" : "");
+      !s)
+    return std::unexpected(s.error());
+  RememberAccess(*url, access->creds ? access->creds->admin_token : "",
+                 access->tls ? access->tls->ca_file : "");
   const pid_t pid = LivePid(state + "/tesserad.pid", "tesserad").value_or(0);
   std::vector<std::string> names;
   int readopted = 0;
   if (plan) {
     // The one agent of the file's nodes instead of --agents.
-    if (auto s = StartClusterAgent(*plan, agent, *url, state, pid, names, readopted); !s) return s;
-  } else if (auto s = StartAgents(f, state, agent, *url, names, readopted); !s) {
+    if (auto s = StartClusterAgent(*plan, agent, *url, state, pid, *access, names, readopted); !s)
+      return s;
+  } else if (auto s = StartAgents(f, state, agent, *url, *access, names, readopted); !s) {
     return s;
   }
-  return WaitUntilReady(f, state, *url, names, pid, readopted, plan);
+  return WaitUntilReady(f, state, *url, names, pid, readopted, plan, *access);
 }
 
 }  // namespace
@@ -402,6 +468,9 @@ void RegisterUpCommand(CLI::App& app) {
                   "Controllers (with --store etcd): one leads, the others stand by")
       ->capture_default_str()
       ->check(CLI::Range(1, 9));
+  cmd->add_flag("--insecure", flags->insecure,
+                "No authentication and no TLS: any local process may use the cluster (throwaway "
+                "clusters)");
   cmd->add_option("--timeout", flags->timeout, "Seconds to wait for the cluster to be ready")
       ->capture_default_str();
   cmd->callback([flags] { SetExitCode(RunOrReport([&] { return RunUp(*flags); })); });

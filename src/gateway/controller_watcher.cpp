@@ -74,8 +74,11 @@ std::optional<ServiceConfig> ServiceFromJobDetail(
 }
 
 ControllerWatcher::ControllerWatcher(std::string controller_url, ServiceRegistry& registry,
-                                     DiscoveryDefaults defaults, int wait_seconds)
+                                     DiscoveryDefaults defaults, int wait_seconds,
+                                     std::string bearer_token, std::string ca_file)
     : url_(std::move(controller_url)),
+      token_(std::move(bearer_token)),
+      ca_file_(std::move(ca_file)),
       registry_(registry),
       defaults_(std::move(defaults)),
       wait_seconds_(wait_seconds) {
@@ -87,8 +90,17 @@ ControllerWatcher::~ControllerWatcher() {
   if (thread_.joinable()) thread_.join();
 }
 
+void ControllerWatcher::Configure(httplib::Client& client) const {
+  if (!token_.empty()) client.set_bearer_token_auth(token_);
+  if (!ca_file_.empty()) {
+    client.set_ca_cert_path(ca_file_);
+    client.enable_server_certificate_verification(true);
+  }
+}
+
 Status ControllerWatcher::Refresh() {
   httplib::Client client(url_);
+  Configure(client);
   client.set_connection_timeout(2, 0);
   client.set_read_timeout(10, 0);
   auto nodes = GetJson(client, "/v1/nodes");
@@ -122,6 +134,7 @@ void ControllerWatcher::Loop() {
   while (!stop_) {
     if (auto s = Refresh(); !s) spdlog::warn("discovery: {}", s.error().message);
     httplib::Client client(url_);
+    Configure(client);
     client.set_connection_timeout(2, 0);
     client.set_read_timeout(wait_seconds_ + 5, 0);
     // The first call only learns where the log ends; later ones wait for what comes next.

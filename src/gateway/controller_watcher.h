@@ -17,6 +17,10 @@
 
 #include "gateway/service_registry.h"
 
+namespace httplib {
+class Client;
+}
+
 namespace tessera::gateway {
 
 struct DiscoveryDefaults {
@@ -31,8 +35,11 @@ std::optional<ServiceConfig> ServiceFromJobDetail(
 
 class ControllerWatcher {
  public:
+  // `bearer_token`: the gateway's service identity (group tessera:gateway) on a controller
+  // with authentication; empty for an --insecure one.
   ControllerWatcher(std::string controller_url, ServiceRegistry& registry,
-                    DiscoveryDefaults defaults, int wait_seconds = 10);
+                    DiscoveryDefaults defaults, int wait_seconds = 10,
+                    std::string bearer_token = "", std::string ca_file = "");
   ~ControllerWatcher();
   ControllerWatcher(const ControllerWatcher&) = delete;
   ControllerWatcher& operator=(const ControllerWatcher&) = delete;
@@ -44,7 +51,11 @@ class ControllerWatcher {
   void Loop();
 
   std::string url_;
+  std::string token_;
+  std::string ca_file_;  // the CA of an https controller
   ServiceRegistry& registry_;
+  // Sets the token and the CA on a client for the controller.
+  void Configure(httplib::Client& client) const;
   DiscoveryDefaults defaults_;
   int wait_seconds_;
   std::atomic<bool> stop_{false};

@@ -56,6 +56,12 @@ int main(int argc, char** argv) {
   app.add_option("--state", state_dir,
                  "Cluster state directory (its endpoint file names the "
                  "controller)");
+  std::string token_file, ca_file;
+  app.add_option("--ca-file", ca_file,
+                 "CA of an https controller (default with --state: DIR/tls/ca.crt when it exists)");
+  app.add_option("--token-file", token_file,
+                 "The gateway's bearer token for the controller (default with --state: "
+                 "DIR/auth/gateway.token when it exists)");
   app.add_option("--backend", backends,
                  "Static mode: base URL of an OpenAI-compatible server (repeat for several)");
   app.add_option("--policy", static_service.policy,
@@ -116,8 +122,23 @@ int main(int argc, char** argv) {
     static_service.backends = backends;
     registry.Reconcile({static_service});
   } else {
-    watcher = std::make_unique<ControllerWatcher>(controller, registry,
-                                                  DiscoveryDefaults{static_service.policy});
+    if (token_file.empty() && !state_dir.empty() &&
+        std::ifstream(state_dir + "/auth/gateway.token").good()) {
+      token_file = state_dir + "/auth/gateway.token";
+    }
+    std::string token;
+    if (!token_file.empty()) {
+      std::ifstream in(token_file);
+      if (!std::getline(in, token) || token.empty()) {
+        spdlog::error("--token-file: no token in {}", token_file);
+        return 2;
+      }
+    }
+    if (ca_file.empty() && !state_dir.empty() && std::ifstream(state_dir + "/tls/ca.crt").good()) {
+      ca_file = state_dir + "/tls/ca.crt";
+    }
+    watcher = std::make_unique<ControllerWatcher>(
+        controller, registry, DiscoveryDefaults{static_service.policy}, 10, token, ca_file);
   }
   ReplicaMonitor monitor(registry, health_ms, !no_kv_events);
 

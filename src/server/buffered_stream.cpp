@@ -42,7 +42,8 @@ ssize_t BufferedStream::write(const char* ptr, size_t size) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(write_timeout_ms_);
   std::size_t done = 0;
   while (done < size && !write_failed_) {
-    const ssize_t n = ::send(fd_, ptr + done, size - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+    bool wants_write = true;
+    const ssize_t n = SocketSend(fd_, ssl_, ptr + done, size - done, &wants_write);
     if (n > 0) {
       done += static_cast<std::size_t>(n);
       continue;
@@ -52,7 +53,7 @@ ssize_t BufferedStream::write(const char* ptr, size_t size) {
       // A client that does not read its answer holds this worker at most until the deadline.
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      pollfd p{fd_, POLLOUT, 0};
+      pollfd p{fd_, static_cast<short>(wants_write ? POLLOUT : POLLIN), 0};
       if (left > 0 && ::poll(&p, 1, static_cast<int>(left)) > 0) continue;
     }
     write_failed_ = true;

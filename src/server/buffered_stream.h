@@ -1,18 +1,22 @@
 // The httplib::Stream a worker hands to httplib's router: the request comes from memory (the
 // front end read all of it, within its deadlines, before a worker was involved) and the
-// response goes to the socket, each write bounded by a deadline.
+// response goes to the socket (through the connection's TLS when it has one), each write
+// bounded by a deadline.
 #pragma once
 
 #include <httplib.h>
 
 #include <string>
 
+#include "server/tls_socket.h"
+
 namespace tessera {
 
 class BufferedStream final : public httplib::Stream {
  public:
-  BufferedStream(int fd, std::string request, int write_timeout_ms)
-      : fd_(fd), request_(std::move(request)), write_timeout_ms_(write_timeout_ms) {}
+  // `ssl`: the connection's TLS, null for plain HTTP.
+  BufferedStream(int fd, SSL* ssl, std::string request, int write_timeout_ms)
+      : fd_(fd), ssl_(ssl), request_(std::move(request)), write_timeout_ms_(write_timeout_ms) {}
 
   bool is_readable() const override { return pos_ < request_.size(); }
   bool is_writable() const override { return !write_failed_; }
@@ -24,6 +28,7 @@ class BufferedStream final : public httplib::Stream {
 
  private:
   int fd_;
+  SSL* ssl_;
   std::string request_;
   std::size_t pos_ = 0;
   int write_timeout_ms_;

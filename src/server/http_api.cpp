@@ -183,6 +183,13 @@ ApiServer::ApiServer(Controller& controller, int threads)
 
 ApiServer::~ApiServer() { controller_.SetCommitListener(nullptr); }
 
+Status ApiServer::EnableTls(const std::string& cert_file, const std::string& key_file) {
+  auto tls = TlsContext::Load(cert_file, key_file);
+  if (!tls) return std::unexpected(tls.error());
+  tls_ = std::move(*tls);
+  return {};
+}
+
 void ApiServer::SetLimits(const FrontendLimits& limits) {
   limits_ = limits;
   limits_.max_body_bytes = kMaxSpecBytes + 4096;
@@ -190,9 +197,7 @@ void ApiServer::SetLimits(const FrontendLimits& limits) {
 }
 
 Result<int> ApiServer::Bind(const std::string& host, int port) {
-  auto* routed = dynamic_cast<RoutedServer*>(http_.get());
-  if (routed == nullptr) return BindHttplib(host, port);
-  front_ = std::make_unique<HttpFrontend>(*routed, limits_);
+  front_ = std::make_unique<HttpFrontend>(*http_, limits_, tls_.get());
   auto bound = front_->Bind(host, port);
   if (!bound) return bound;
   // /v1/events?since=N&wait=S waits on no thread: parked until an event beyond N is committed.
@@ -214,39 +219,25 @@ Result<int> ApiServer::Bind(const std::string& host, int port) {
   return bound;
 }
 
-// httplib's own accept loop: one pool, each request read on a worker thread.
-Result<int> ApiServer::BindHttplib(const std::string& host, int port) {
-  const int threads = limits_.user_threads + limits_.agent_threads;
-  http_->new_task_queue = [threads] {
-    return new httplib::ThreadPool(static_cast<std::size_t>(threads));
-  };
-  http_->set_read_timeout(limits_.header_timeout_ms / 1000, 0);
-  http_->set_write_timeout(limits_.write_timeout_ms / 1000, 0);
-  if (port == 0) {
-    const int bound = http_->bind_to_any_port(host);
-    if (bound <= 0) return IoError("cannot bind " + host + " on any port");
-    return bound;
-  }
-  if (!http_->bind_to_port(host, port)) {
-    return IoError("cannot bind " + host + ":" + std::to_string(port) + " (in use?)");
-  }
-  return port;
+void ApiServer::RequireAuth(std::shared_ptr<const RequestGuard> guard) {
+  guard_ = std::move(guard);
 }
 
-void ApiServer::Serve() {
-  if (front_) {
-    front_->Serve();
-  } else {
-    http_->listen_after_bind();
-  }
+void ApiServer::PreRouting() {
+  http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    NoteRequestStart(req);
+    if (!guard_) return httplib::Server::HandlerResponse::Unhandled;
+    if (auto denial = guard_->Screen(req)) {
+      SendDenial(res, *denial);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
 }
 
+void ApiServer::Serve() { front_->Serve(); }
 void ApiServer::Stop() {
-  if (front_) {
-    front_->Stop();
-  } else {
-    http_->stop();
-  }
+  if (front_) front_->Stop();
 }
 void ApiServer::Routes() {
   ErrorRoutes();
@@ -256,6 +247,7 @@ void ApiServer::Routes() {
   AgentRoutes();
   AddMetricsRoutes(*http_, controller_);
   AddUiRoutes(*http_, controller_);
+  PreRouting();
 }
 
 void ApiServer::ErrorRoutes() {
@@ -287,20 +279,33 @@ void ApiServer::ErrorRoutes() {
 void ApiServer::JobRoutes() {
   auto& h = *http_;
   Controller& c = controller_;
-  PostDocument(h, "/v1/jobs", [&c](const httplib::Request& req, httplib::Response& res) {
+  const auto guard = [this] { return guard_.get(); };
+  PostDocument(h, "/v1/jobs", [&c, guard](const httplib::Request& req, httplib::Response& res) {
+    if (const RequestGuard* g = guard()) {
+      // The queue is the spec's: a spec that does not parse is refused by Submit itself.
+      if (auto spec = ParseJobSpec(req.body)) {
+        if (auto denial = g->CheckJobAction(req, Action::kSubmit, spec->queue))
+          return SendDenial(res, *denial);
+      }
+    }
     auto job = c.Submit(req.body, TruthyParam(req, "hold"), TruthyParam(req, "queueAnyway"));
     if (!job) return SendError(res, job.error());
     SendJson(res, 201, *job);
   });
   // Held jobs released in one commit: {"names": [...], "queue": "..."} or {"all": true}.
-  PostDocument(h, "/v1/release", [&c](const httplib::Request& req, httplib::Response& res) {
+  PostDocument(h, "/v1/release", [&c, guard](const httplib::Request& req, httplib::Response& res) {
     auto r = ParseReleaseRequest(req.body);
     if (!r) return SendError(res, Error::Code::kInvalidArgument, r.error().message);
+    if (const RequestGuard* g = guard()) {
+      // Without a queue a release may reach any queue: admins only.
+      if (auto denial = g->CheckJobAction(req, Action::kRelease, r->queue.empty() ? "*" : r->queue))
+        return SendDenial(res, *denial);
+    }
     auto out = c.Release(r->queue, r->names, r->all);
     if (!out) return SendError(res, out.error());
     SendJson(res, 200, *out);
   });
-  h.Get("/v1/jobs", [&c](const httplib::Request& req, httplib::Response& res) {
+  h.Get("/v1/jobs", [&c, guard](const httplib::Request& req, httplib::Response& res) {
     JobFilter f;
     if (req.has_param("queue")) f.queue = req.get_param_value("queue");
     if (req.has_param("name")) f.name = req.get_param_value("name");
@@ -338,15 +343,18 @@ void ApiServer::JobRoutes() {
     auto limit = IntParam(req, res, "limit", 0, 0, 1'000'000);
     if (!limit) return;
     f.limit = static_cast<std::size_t>(*limit);
-    SendJson(res, 200, {{"jobs", c.ListJobs(f)}});
+    Json body = {{"jobs", c.ListJobs(f)}};
+    if (const RequestGuard* g = guard()) g->Cut(req, body);
+    SendJson(res, 200, body);
   });
-  h.Get(R"(/v1/jobs/(.+))", [&c](const httplib::Request& req, httplib::Response& res) {
+  h.Get(R"(/v1/jobs/(.+))", [&c, guard](const httplib::Request& req, httplib::Response& res) {
     std::string queue, name;
     if (!SplitQueueName(req.matches[1], &queue, &name)) {
       return SendError(res, Error::Code::kInvalidArgument, "expected /v1/jobs/{queue}/{name}");
     }
     auto job = c.GetJob(queue, name);
     if (!job) return SendError(res, job.error());
+    if (const RequestGuard* g = guard()) g->Cut(req, *job);
     SendJson(res, 200, *job);
   });
   h.Delete(R"(/v1/jobs/(.+))", [&c](const httplib::Request& req, httplib::Response& res) {
@@ -391,7 +399,7 @@ void ApiServer::ViewRoutes() {
   h.Get("/v1/controllers", [&c](const httplib::Request&, httplib::Response& res) {
     SendJson(res, 200, {{"controllers", c.Controllers()}});
   });
-  h.Get("/v1/events", [&c](const httplib::Request& req, httplib::Response& res) {
+  h.Get("/v1/events", [this, &c](const httplib::Request& req, httplib::Response& res) {
     auto since = IntParam(req, res, "since", 0, 0, INT64_MAX);
     if (!since) return;
     auto wait = IntParam(req, res, "wait", 0, 0, 60);
@@ -400,6 +408,7 @@ void ApiServer::ViewRoutes() {
     if (!limit) return;
     auto events = c.Events(*since, *wait * 1000, static_cast<int>(*limit));
     if (!events) return SendError(res, events.error());
+    if (guard_) guard_->Cut(req, *events);
     SendJson(res, 200, *events);
   });
 }
@@ -450,20 +459,43 @@ void ApiServer::LogRoute() {
   });
 }
 
+std::optional<Denial> ApiServer::CheckNodes(const httplib::Request& req,
+                                            const NodesHeartbeatRequest& batch) const {
+  if (!guard_) return std::nullopt;
+  std::vector<std::string> nodes;
+  for (const auto& [node, hb] : batch.nodes) nodes.push_back(node);
+  return guard_->CheckAgentNodes(req, nodes);
+}
+
 void ApiServer::AgentRoutes() {
   auto& h = *http_;
   Controller& c = controller_;
-  PostDocument(h, "/v1/agents/register", [&c](const httplib::Request& req, httplib::Response& res) {
-    auto doc = ParseJson(req.body);
-    if (!doc) return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
-    auto reg = NodeRegistrationFromJson(*doc);
-    if (!reg) return SendError(res, Error::Code::kInvalidArgument, reg.error().message);
-    auto reply = c.Register(*reg);
-    if (!reply) return SendError(res, reply.error());
-    SendJson(res, 200, ToJson(*reply));
-  });
+  PostDocument(h, "/v1/agents/register",
+               [this, &c](const httplib::Request& req, httplib::Response& res) {
+                 auto doc = ParseJson(req.body);
+                 if (!doc)
+                   return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
+                 auto reg = NodeRegistrationFromJson(*doc);
+                 if (!reg)
+                   return SendError(res, Error::Code::kInvalidArgument, reg.error().message);
+                 std::optional<RegistrationGrant> grant;
+                 if (guard_) {
+                   auto admitted = guard_->AdmitRegistration(req, reg->node);
+                   if (!admitted) return SendDenial(res, admitted.error());
+                   grant = *admitted;
+                 }
+                 auto reply = c.Register(*reg);
+                 if (!reply) return SendError(res, reply.error());
+                 Json body = ToJson(*reply);
+                 if (grant) {
+                   if (auto s = guard_->CompleteRegistration(*grant, reg->node); !s)
+                     return SendError(res, Error::Code::kIo, s.error().message);
+                   if (grant->send_back) body["nodeCredential"] = grant->secret;
+                 }
+                 SendJson(res, 200, body);
+               });
   PostDocument(h, "/v1/agents/heartbeat",
-               [&c](const httplib::Request& req, httplib::Response& res) {
+               [this, &c](const httplib::Request& req, httplib::Response& res) {
                  auto wait = IntParam(req, res, "waitMs", 0, 0, 30000);
                  if (!wait) return;
                  auto doc = ParseJson(req.body);
@@ -471,19 +503,24 @@ void ApiServer::AgentRoutes() {
                    return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
                  auto hb = NodesHeartbeatRequestFromJson(*doc);
                  if (!hb) return SendError(res, Error::Code::kInvalidArgument, hb.error().message);
+                 if (auto denial = CheckNodes(req, *hb)) return SendDenial(res, *denial);
                  auto reply = c.HeartbeatNodes(*hb, *wait);
                  if (!reply) return SendError(res, reply.error());
                  SendJson(res, 200, ToJson(*reply));
                });
-  PostDocument(h, "/v1/agents/status", [&c](const httplib::Request& req, httplib::Response& res) {
-    auto doc = ParseJson(req.body);
-    if (!doc) return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
-    auto reports = NodesHeartbeatRequestFromJson(*doc);
-    if (!reports) return SendError(res, Error::Code::kInvalidArgument, reports.error().message);
-    auto done = c.ReportTasks(*reports);
-    if (!done) return SendError(res, done.error());
-    SendJson(res, 200, *done);
-  });
+  PostDocument(h, "/v1/agents/status",
+               [this, &c](const httplib::Request& req, httplib::Response& res) {
+                 auto doc = ParseJson(req.body);
+                 if (!doc)
+                   return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
+                 auto reports = NodesHeartbeatRequestFromJson(*doc);
+                 if (!reports)
+                   return SendError(res, Error::Code::kInvalidArgument, reports.error().message);
+                 if (auto denial = CheckNodes(req, *reports)) return SendDenial(res, *denial);
+                 auto done = c.ReportTasks(*reports);
+                 if (!done) return SendError(res, done.error());
+                 SendJson(res, 200, *done);
+               });
   PostDocument(h, R"(/v1/agents/([a-z0-9-]+)/heartbeat)",
                [&c](const httplib::Request& req, httplib::Response& res) {
                  auto wait = IntParam(req, res, "waitMs", 0, 0, 30000);

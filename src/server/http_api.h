@@ -21,15 +21,21 @@
 //   GET    /v1/usage                         GPU use read from the agents (ui_routes.h)
 //   GET    /ui/                              the dashboard (ui_routes.h, docs/dashboard.md)
 //
+// With RequireAuth (tesserad without --insecure) every route but healthz needs a bearer token
+// and is authorised by role (http_auth.h); without it the API is open, for loopback only.
+//
 // Handlers catch every exception at this edge; a bad request never takes the controller down.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/status.h"
 #include "server/controller.h"
+#include "server/http_auth.h"
 #include "server/http_frontend.h"
+#include "server/tls_socket.h"
 
 namespace tessera {
 
@@ -39,27 +45,37 @@ class ApiServer {
   ~ApiServer();
   // Deadlines, connection cap and worker pools (http_frontend.h). Call before Bind().
   void SetLimits(const FrontendLimits& limits);
+  // HTTPS only, with this certificate chain and private key (PEM), TLS inside the front end
+  // (tls_socket.h). Call before Bind(). Errors name the file and OpenSSL's reason.
+  Status EnableTls(const std::string& cert_file, const std::string& key_file);
 
   // Binds `host`:`port` (0 = any free port); returns the port bound.
   Result<int> Bind(const std::string& host, int port);
+  // Authenticates and authorises every request with `guard`. Call before Serve().
+  void RequireAuth(std::shared_ptr<const RequestGuard> guard);
   // Serves until Stop(). REQUIRES: Bind succeeded.
   void Serve();
   void Stop();
 
  private:
-  Result<int> BindHttplib(const std::string& host, int port);
   void Routes();
   void ErrorRoutes();
   void JobRoutes();   // submit, release, list, get, cancel, purge
   void ViewRoutes();  // healthz, status, nodes, queues, events
   void LogRoute();    // task logs, proxied from the agents
   void AgentRoutes();
+  // With a guard, whether the caller may act for every node of a batched agent call.
+  std::optional<Denial> CheckNodes(const httplib::Request& req,
+                                   const NodesHeartbeatRequest& batch) const;
   Controller& controller_;
-  // A RoutedServer is served by the front end; any other httplib server (e.g. an SSLServer: the
-  // front end has no TLS yet) by httplib's own loop and thread pool, without its protections.
-  std::unique_ptr<httplib::Server> http_;
+  // The one pre-routing handler httplib allows: notes the request's start for its latency
+  // (metrics_routes.h) and, with a guard, authenticates and authorises it.
+  void PreRouting();
+  std::unique_ptr<RoutedServer> http_;  // routes only: the front end owns the connections
   FrontendLimits limits_;
-  std::unique_ptr<HttpFrontend> front_;  // from Bind()
+  std::unique_ptr<TlsContext> tls_;            // EnableTls(); null: plain HTTP
+  std::unique_ptr<HttpFrontend> front_;        // from Bind()
+  std::shared_ptr<const RequestGuard> guard_;  // null: no authentication (--insecure)
 };
 
 }  // namespace tessera

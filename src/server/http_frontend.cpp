@@ -51,8 +51,8 @@ void RaiseDescriptorLimit(int max_connections) {
 
 }  // namespace
 
-HttpFrontend::HttpFrontend(RoutedServer& routes, FrontendLimits limits)
-    : routes_(routes), limits_(limits) {
+HttpFrontend::HttpFrontend(RoutedServer& routes, FrontendLimits limits, const TlsContext* tls)
+    : routes_(routes), limits_(limits), tls_(tls) {
   RaiseDescriptorLimit(limits_.max_connections);
   const auto queued = static_cast<std::size_t>(limits_.max_queued);
   agent_pool_ = std::make_unique<WorkerPool>(limits_.agent_threads, queued);
@@ -66,7 +66,10 @@ HttpFrontend::~HttpFrontend() {
     pool->Shutdown();
   }
   TakeBackReturned();
-  for (auto& [fd, c] : connections_) ::close(fd);
+  for (auto& [fd, c] : connections_) {
+    EndTls(c.ssl);
+    ::close(fd);
+  }
   for (int fd : {listen_fd_, epoll_fd_, wake_fd_, spare_fd_}) {
     if (fd >= 0) ::close(fd);
   }
@@ -181,16 +184,52 @@ void HttpFrontend::Admit(int fd) {
   }
   const int yes = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
+  SSL* ssl = nullptr;
+  if (tls_ != nullptr && (ssl = tls_->Accept(fd)) == nullptr) {
+    ::close(fd);
+    return;
+  }
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP;
   ev.data.fd = fd;
   if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    EndTls(ssl);
     ::close(fd);
     return;
   }
   Connection& c = connections_[fd];
   c.fd = fd;
+  c.ssl = ssl;
+  c.phase = ssl != nullptr ? Phase::kHandshake : Phase::kIdle;
   c.since = Clock::now();
+}
+
+void HttpFrontend::Watch(int fd, bool writable, int op) {
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP | (writable ? EPOLLOUT : 0u);
+  ev.data.fd = fd;
+  ::epoll_ctl(epoll_fd_, op, fd, &ev);
+}
+
+// One step of the TLS handshake; done, the connection waits for its first request.
+bool HttpFrontend::Handshake(Connection& c) {
+  switch (ContinueHandshake(c.ssl)) {
+    case HandshakeStep::kDone:
+      Watch(c.fd, false, EPOLL_CTL_MOD);
+      c.phase = Phase::kIdle;
+      c.since = Clock::now();
+      return true;
+    case HandshakeStep::kWantRead:
+      Watch(c.fd, false, EPOLL_CTL_MOD);
+      return true;
+    case HandshakeStep::kWantWrite:
+      Watch(c.fd, true, EPOLL_CTL_MOD);
+      return true;
+    case HandshakeStep::kFailed:
+      break;
+  }
+  Close(c.fd);
+  return false;
 }
 
 // The longest-idle keep-alive connection, or else the one slowest to send its request.
@@ -214,11 +253,12 @@ void HttpFrontend::OnReadable(int fd) {
   auto it = connections_.find(fd);
   if (it == connections_.end()) return;
   Connection& c = it->second;
+  if (c.phase == Phase::kHandshake && (!Handshake(c) || c.phase == Phase::kHandshake)) return;
   const std::size_t cap = limits_.max_header_bytes + limits_.max_body_bytes + 4096;
   char buf[16384];
   bool eof = false;
   while (true) {
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    const ssize_t n = SocketRecv(fd, c.ssl, buf, sizeof buf);
     if (n > 0 && c.phase == Phase::kDiscard) {
       c.discard -= std::min(c.discard, static_cast<std::size_t>(n));
       if (c.discard == 0) return Close(fd);
@@ -240,7 +280,9 @@ void HttpFrontend::OnReadable(int fd) {
 }
 
 void HttpFrontend::Advance(Connection& c) {
-  if (c.phase == Phase::kBusy || c.phase == Phase::kParked || c.phase == Phase::kDiscard) return;
+  if (c.phase == Phase::kBusy || c.phase == Phase::kParked || c.phase == Phase::kDiscard ||
+      c.phase == Phase::kHandshake)
+    return;
   if (c.buffer.empty()) return;
   if (c.phase == Phase::kIdle) {
     c.phase = Phase::kHead;
@@ -276,7 +318,7 @@ void HttpFrontend::Advance(Connection& c) {
   if (c.buffer.size() < total) {
     if (c.head.expects_continue && !c.continue_sent) {
       static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
-      (void)!::send(c.fd, kContinue, sizeof kContinue - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      (void)!SocketSend(c.fd, c.ssl, kContinue, sizeof kContinue - 1);
       c.continue_sent = true;
     }
     return;
@@ -341,10 +383,11 @@ void HttpFrontend::Post(Connection& c, std::string request) {
   const int fd = c.fd;
   const int write_timeout = limits_.write_timeout_ms;
   WorkerPool& pool = PoolOf(c.head.route);
-  const bool posted =
-      pool.TryPost([this, fd, last, write_timeout, request = std::move(request)](bool run) mutable {
+  SSL* ssl = c.ssl;
+  const bool posted = pool.TryPost(
+      [this, fd, ssl, last, write_timeout, request = std::move(request)](bool run) mutable {
         if (!run) return GiveBack(fd, false);
-        BufferedStream stream(fd, std::move(request), write_timeout);
+        BufferedStream stream(fd, ssl, std::move(request), write_timeout);
         bool closed = last;
         const bool ok = routes_.ProcessBuffered(stream, last, closed);
         GiveBack(fd, ok && !closed && stream.is_writable());
@@ -372,7 +415,7 @@ void HttpFrontend::Reject(Connection& c, int status, const std::string& code,
   if (status == 503) response += "Retry-After: 1\r\n";
   response += "\r\n" + body;
   // Best effort: a client too slow to take a few hundred bytes does not get them.
-  (void)!::send(c.fd, response.data(), response.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  (void)!SocketSend(c.fd, c.ssl, response.data(), response.size());
   const std::size_t arrived = c.buffer.size() - std::min(c.buffer.size(), c.head.head_bytes);
   if (!linger || arrived >= c.head.content_length) return Close(c.fd);
   ::shutdown(c.fd, SHUT_WR);
@@ -383,9 +426,9 @@ void HttpFrontend::Reject(Connection& c, int status, const std::string& code,
 }
 
 void HttpFrontend::Close(int fd) {
-  if (auto it = connections_.find(fd);
-      it != connections_.end() && it->second.phase == Phase::kParked) {
-    --parked_;
+  if (auto it = connections_.find(fd); it != connections_.end()) {
+    if (it->second.phase == Phase::kParked) --parked_;
+    EndTls(it->second.ssl);
   }
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   ::close(fd);
@@ -402,6 +445,7 @@ void HttpFrontend::ExpireDeadlines() {
     if (c.phase == Phase::kIdle && over(c, limits_.idle_timeout_ms)) idle.push_back(fd);
     if (c.phase == Phase::kDiscard && over(c, limits_.body_timeout_ms)) idle.push_back(fd);
     if (c.phase == Phase::kHead && over(c, limits_.header_timeout_ms)) slow_head.push_back(fd);
+    if (c.phase == Phase::kHandshake && over(c, limits_.header_timeout_ms)) idle.push_back(fd);
     if (c.phase == Phase::kBody && over(c, limits_.body_timeout_ms)) slow_body.push_back(fd);
   }
   for (int fd : idle) Close(fd);

@@ -16,6 +16,11 @@
 // the one slowest to send its request (a request already with a worker is never evicted).
 // Bodies larger than max_body_bytes are refused (413) before they are read; chunked request
 // bodies are refused (411: every Tessera client sends Content-Length).
+//
+// With TLS (tls_socket.h) the event loop also drives each connection's handshake, without
+// blocking: a handshake not done within header_timeout is closed (no answer can be sent before
+// it), a connection in its handshake may be evicted like one sending its headers, and requests
+// are decrypted by the event loop and answers encrypted by the worker, with the same limits.
 #pragma once
 
 #include <httplib.h>
@@ -33,6 +38,7 @@
 
 #include "core/status.h"
 #include "server/request_head.h"
+#include "server/tls_socket.h"
 #include "server/worker_pool.h"
 
 namespace tessera {
@@ -76,7 +82,8 @@ class RoutedServer : public httplib::Server {
 
 class HttpFrontend {
  public:
-  HttpFrontend(RoutedServer& routes, FrontendLimits limits);
+  // With `tls` (outliving the front end) every connection speaks HTTPS; null: plain HTTP.
+  HttpFrontend(RoutedServer& routes, FrontendLimits limits, const TlsContext* tls = nullptr);
   ~HttpFrontend();
   HttpFrontend(const HttpFrontend&) = delete;
   HttpFrontend& operator=(const HttpFrontend&) = delete;
@@ -96,9 +103,11 @@ class HttpFrontend {
   using Clock = std::chrono::steady_clock;
   // kDiscard: refused (413), the body still arriving is read and dropped before the close, so
   // that the client sees the answer instead of a reset.
-  enum class Phase { kIdle, kHead, kBody, kParked, kBusy, kDiscard };
+  // kHandshake: TLS's, before the first request.
+  enum class Phase { kHandshake, kIdle, kHead, kBody, kParked, kBusy, kDiscard };
   struct Connection {
     int fd = -1;
+    SSL* ssl = nullptr;  // with TLS; the event loop's, or the worker's while kBusy
     std::string buffer;
     Phase phase = Phase::kIdle;
     Clock::time_point since;
@@ -119,6 +128,9 @@ class HttpFrontend {
   void Admit(int fd);
   bool EvictOne();
   void OnReadable(int fd);
+  // Returns false when the connection was closed; true once it can read requests (or waits).
+  bool Handshake(Connection& c);
+  void Watch(int fd, bool writable, int op);
   void Advance(Connection& c);
   void Dispatch(Connection& c);
   bool Park(Connection& c, std::string& request);
@@ -135,6 +147,7 @@ class HttpFrontend {
 
   RoutedServer& routes_;
   FrontendLimits limits_;
+  const TlsContext* tls_;
   int listen_fd_ = -1;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;

@@ -20,6 +20,7 @@
 #include "server/controller.h"
 #include "server/etcd_serving.h"
 #include "server/http_api.h"
+#include "server/http_auth.h"
 #include "server/process_signals.h"
 #include "server/scheduler_config.h"
 #include "spec/queue_file.h"
@@ -56,6 +57,12 @@ struct Flags {
   std::string etcd_endpoints;
   std::string etcd_prefix = "/tessera/";
   int lease_ttl_s = 2;
+  std::string token_auth_file;
+  std::string bootstrap_token_file;
+  std::string node_credentials_file;
+  bool insecure = false;
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 // The HTTP front end's limits (src/server/http_frontend.h).
@@ -109,6 +116,25 @@ void AddStoreFlags(CLI::App& app, Flags& f) {
       ->check(CLI::Range(1, 60));
 }
 
+// Authentication and TLS (docs/security.md).
+void AddAuthFlags(CLI::App& app, Flags& f) {
+  app.add_option("--token-auth-file", f.token_auth_file,
+                 "Users' bearer tokens, kube-apiserver's CSV shape: token,user,uid,\"g1,g2\" "
+                 "(groups: tessera:admins, tessera:viewers, team:QUEUE, tessera:gateway, "
+                 "tessera:metrics; docs/security.md)");
+  app.add_option("--bootstrap-token-file", f.bootstrap_token_file,
+                 "Tokens (one a line) a new node registers with; each node is then issued a "
+                 "credential of its own");
+  app.add_option("--node-credentials", f.node_credentials_file,
+                 "Where the nodes' credential digests are kept (default: beside the database, "
+                 "or in --state)");
+  app.add_option("--tls-cert-file", f.tls_cert_file,
+                 "Serve HTTPS with this certificate (PEM; `tessera up` makes one from a local CA)");
+  app.add_option("--tls-private-key-file", f.tls_key_file, "The certificate's private key (PEM)");
+  app.add_flag("--insecure", f.insecure,
+               "No authentication and no TLS (a throwaway cluster on 127.0.0.1 only)");
+}
+
 void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--state", f.state_dir, "State directory (the database is DIR/tesserad.db)");
   app.add_option("--db", f.db_path, "SQLite database file (overrides --state)");
@@ -158,6 +184,7 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->capture_default_str()
       ->check(CLI::Range(100, 600000));
   AddStoreFlags(app, f);
+  AddAuthFlags(app, f);
 }
 
 // The database file: --db, or DIR/tesserad.db with DIR created.
@@ -216,6 +243,37 @@ Result<tessera::ControllerOptions> OptionsFrom(const Flags& f) {
   return options;
 }
 
+// The authentication of every request, from --token-auth-file and --bootstrap-token-file;
+// null with --insecure.
+Result<std::shared_ptr<const tessera::RequestGuard>> GuardFrom(const Flags& f,
+                                                               const std::string& db_path) {
+  if (f.insecure) return nullptr;
+  if (f.token_auth_file.empty()) {
+    return tessera::InvalidArgument(
+        "authentication is on by default: give --token-auth-file (and --bootstrap-token-file "
+        "for the agents), or --insecure for an open cluster on 127.0.0.1");
+  }
+  auto users = tessera::TokenTable::Load(f.token_auth_file);
+  if (!users) return std::unexpected(users.error());
+  std::vector<std::string> bootstrap;
+  if (!f.bootstrap_token_file.empty()) {
+    auto tokens = tessera::ReadTokenLines(f.bootstrap_token_file);
+    if (!tokens) return std::unexpected(tokens.error());
+    bootstrap = std::move(*tokens);
+  }
+  std::string creds_path = f.node_credentials_file;
+  if (creds_path.empty() && !db_path.empty())
+    creds_path = (std::filesystem::path(db_path).parent_path() / "node-credentials").string();
+  if (creds_path.empty() && !f.state_dir.empty()) creds_path = f.state_dir + "/node-credentials";
+  if (creds_path.empty())
+    return tessera::InvalidArgument("--node-credentials: needed with --store etcd and no --state");
+  auto nodes = tessera::NodeCredentials::Open(creds_path, bootstrap);
+  if (!nodes) return std::unexpected(nodes.error());
+  spdlog::info("authentication on: {} user token(s), {} bootstrap token(s), node credentials in {}",
+               users->size(), bootstrap.size(), creds_path);
+  return std::make_shared<const tessera::RequestGuard>(std::move(*users), std::move(*nodes));
+}
+
 bool WriteFileAtomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
@@ -230,7 +288,8 @@ bool WriteFileAtomically(const std::string& path, const std::string& text) {
 
 // Serves `store` until a signal, or until `signals.Interrupt()` (an etcd leader's term ended).
 int Serve(const Flags& f, tessera::Store& store, const std::string& store_name, int port,
-          tessera::ControllerOptions options, tessera::ProcessSignals& signals) {
+          tessera::ControllerOptions options, tessera::ProcessSignals& signals,
+          const std::shared_ptr<const tessera::RequestGuard>& guard) {
   auto endpoint = std::make_shared<std::string>();
   if (!options.controllers) {
     // One controller: itself, the leader.
@@ -251,6 +310,13 @@ int Serve(const Flags& f, tessera::Store& store, const std::string& store_name, 
   limits.body_timeout_ms = static_cast<int>(f.body_timeout_s * 1000);
   limits.idle_timeout_ms = static_cast<int>(f.idle_timeout_s * 1000);
   server.SetLimits(limits);
+  if (!f.tls_cert_file.empty()) {
+    if (auto s = server.EnableTls(f.tls_cert_file, f.tls_key_file); !s) {
+      spdlog::error("{}", s.error().message);
+      return 1;
+    }
+  }
+  if (guard) server.RequireAuth(guard);
   auto bound = tessera::BindRetrying([&] { return server.Bind(f.listen, port); });
   if (!bound) {
     spdlog::error("{}", bound.error().message);
@@ -258,7 +324,8 @@ int Serve(const Flags& f, tessera::Store& store, const std::string& store_name, 
   }
   (*controller)->Start();
   const std::string host = f.listen == "0.0.0.0" ? "127.0.0.1" : f.listen;
-  *endpoint = "http://" + host + ":" + std::to_string(*bound);
+  const std::string scheme = f.tls_cert_file.empty() ? "http://" : "https://";
+  *endpoint = scheme + host + ":" + std::to_string(*bound);
   const auto status = (*controller)->ServerStatus();
   spdlog::info("serving {} (store {}, {} jobs loaded in {} ms, queue policy {}, placement {})",
                *endpoint, store_name, status["loadedJobs"].get<std::size_t>(),
@@ -277,14 +344,17 @@ int Serve(const Flags& f, tessera::Store& store, const std::string& store_name, 
   return 0;
 }
 
+using Guard = std::shared_ptr<const tessera::RequestGuard>;
+
 int ServeSqlite(const Flags& f, const std::string& db_path,
-                const tessera::ControllerOptions& options, tessera::ProcessSignals& signals) {
+                const tessera::ControllerOptions& options, tessera::ProcessSignals& signals,
+                const Guard& guard) {
   auto store = tessera::SqliteStore::Open(db_path);
   if (!store) {
     spdlog::error("{}", store.error().message);
     return 1;
   }
-  const int rc = Serve(f, **store, db_path, f.port, options, signals);
+  const int rc = Serve(f, **store, db_path, f.port, options, signals, guard);
   spdlog::info("stopped");
   return rc;
 }
@@ -292,7 +362,7 @@ int ServeSqlite(const Flags& f, const std::string& db_path,
 // --store etcd: a standby until this controller wins the election, then the leader with a
 // fenced EtcdStore; a term that ends re-executes the process, which comes back as a standby.
 int ServeEtcd(const Flags& f, const tessera::ControllerOptions& options,
-              tessera::ProcessSignals& signals, char** argv) {
+              tessera::ProcessSignals& signals, char** argv, const Guard& guard) {
   tessera::EtcdServing::Options o;
   for (std::size_t start = 0; start < f.etcd_endpoints.size();) {
     const std::size_t comma = std::min(f.etcd_endpoints.find(',', start), f.etcd_endpoints.size());
@@ -301,6 +371,11 @@ int ServeEtcd(const Flags& f, const tessera::ControllerOptions& options,
   }
   if (o.endpoints.empty()) {
     spdlog::error("--store etcd needs --etcd-endpoints URL[,URL...]");
+    return 2;
+  }
+  if (!f.tls_cert_file.empty()) {
+    // A standby answers on the same port with plain httplib (standby_server.h).
+    spdlog::error("--tls-cert-file: not yet with --store etcd (its standbys speak plain HTTP)");
     return 2;
   }
   o.prefix = f.etcd_prefix;
@@ -312,7 +387,7 @@ int ServeEtcd(const Flags& f, const tessera::ControllerOptions& options,
   const auto outcome = serving.Run(
       [&](tessera::Store& store, const std::string& name, int port,
           tessera::ControllerOptions leader_options) {
-        return Serve(f, store, name, port, std::move(leader_options), signals);
+        return Serve(f, store, name, port, std::move(leader_options), signals, guard);
       },
       options);
   if (outcome == tessera::EtcdServing::Outcome::kTermEnded) tessera::ReExecute(argv);
@@ -334,19 +409,43 @@ int main(int argc, char** argv) {
 
   if (const char* port = std::getenv(tessera::kReexecPortVariable); port && flags.store == "etcd")
     flags.port = std::atoi(port);
+  ::umask(077);  // the database, its journal, the credentials and the endpoint: 0600
   auto db_path = flags.store == "etcd" ? Result<std::string>("") : DatabasePath(flags);
   if (!db_path) {
     spdlog::error("{}", db_path.error().message);
     return db_path.error().code == tessera::Error::Code::kInvalidArgument ? 2 : 1;
   }
-  if (flags.listen != "127.0.0.1" && flags.listen != "localhost" && flags.listen != "::1") {
-    spdlog::warn("listening on {}; the API has no authentication yet", flags.listen);
+  const bool loopback =
+      flags.listen == "127.0.0.1" || flags.listen == "localhost" || flags.listen == "::1";
+  if (flags.insecure && !loopback) {
+    spdlog::error("--insecure listens on 127.0.0.1 only, not {}", flags.listen);
+    return 2;
+  }
+  if (flags.tls_cert_file.empty() != flags.tls_key_file.empty()) {
+    spdlog::error("give --tls-cert-file and --tls-private-key-file together");
+    return 2;
+  }
+  if (flags.tls_cert_file.empty() && !loopback) {
+    // Bearer tokens in clear text off this machine: only with TLS.
+    spdlog::error(
+        "plain HTTP is served on 127.0.0.1 only; give --tls-cert-file and "
+        "--tls-private-key-file to listen on {}",
+        flags.listen);
+    return 2;
   }
   auto options = OptionsFrom(flags);
   if (!options) {
     spdlog::error("{}", options.error().message);
     return 2;
   }
-  if (flags.store == "etcd") return ServeEtcd(flags, *options, signals, argv);
-  return ServeSqlite(flags, *db_path, *options, signals);
+  auto guard = GuardFrom(flags, *db_path);
+  if (!guard) {
+    spdlog::error("{}", guard.error().message);
+    return 2;
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    if (!db_path->empty()) ::chmod((*db_path + suffix).c_str(), 0600);  // made before 0600
+  }
+  if (flags.store == "etcd") return ServeEtcd(flags, *options, signals, argv, *guard);
+  return ServeSqlite(flags, *db_path, *options, signals, *guard);
 }

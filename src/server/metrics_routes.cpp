@@ -27,10 +27,6 @@ void NoteRequestStart(const httplib::Request& req) {
 }
 
 void AddMetricsRoutes(httplib::Server& server, Controller& controller) {
-  server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
-    NoteRequestStart(req);
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
   server.set_logger([&controller](const httplib::Request& req, const httplib::Response& res) {
     std::optional<double> seconds;
     if (request_noted == &req)

@@ -3,8 +3,9 @@
 // noted in the pre-routing handler and read in the logger, which cpp-httplib runs on the same
 // worker thread once the response is written.
 //
-// cpp-httplib has one pre-routing handler: whoever installs another (an authentication guard)
-// must call NoteRequestStart first in it, or requests are counted without their latency.
+// cpp-httplib has one pre-routing handler, the server's (ApiServer::PreRouting, which also
+// authenticates): it must call NoteRequestStart first, or requests are counted without their
+// latency.
 #pragma once
 
 namespace httplib {
@@ -16,7 +17,7 @@ namespace tessera {
 
 class Controller;
 
-// Installs /metrics, the pre-routing handler that notes each request's start, and the logger.
+// Installs /metrics and the logger that counts each request.
 void AddMetricsRoutes(httplib::Server& server, Controller& controller);
 // Notes that `req` starts now (for its latency). Call it first in a pre-routing handler.
 void NoteRequestStart(const httplib::Request& req);

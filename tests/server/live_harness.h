@@ -2,6 +2,10 @@
 // $TESSERA_BIN_DIR on 127.0.0.1 with free ports and a temporary state directory, an HTTP
 // client for the API, and teardown that leaves no process behind (agents, the controller and
 // every task process group recorded by the agents), even when the test fails.
+//
+// By default the controller runs with --insecure (no authentication). With Options::auth it
+// runs with a token file (an admin token the harness' client presents, plus `users`) and the
+// agents register with a bootstrap token.
 #pragma once
 
 #include <httplib.h>
@@ -35,7 +39,13 @@ class LiveCluster {
     double heartbeat_interval_s = 0.25;
     std::vector<std::string> controller_args;  // more tesserad flags, e.g. --priority-preemption
     int simulate_nodes = 0;  // nodes each agent emulates (--simulate-nodes); 0 = one
+    bool auth = false;       // authentication on (tokens in dir()/auth)
+    // More lines of the token file with auth: "token,user,uid,\"group1,group2\"".
+    std::vector<std::string> users;
   };
+  // The admin's token and the bootstrap token with Options::auth.
+  static constexpr const char* kAdminToken = "admin-token-0123456789abcdef";
+  static constexpr const char* kBootstrapToken = "bootstrap-token-0123456789abcdef";
 
   explicit LiveCluster(Options options) : options_(std::move(options)), dir_("tessera-live") {
     StartController();
@@ -67,12 +77,20 @@ class LiveCluster {
                                      "--heartbeat-interval",
                                      std::to_string(options_.heartbeat_interval_s)};
     argv.insert(argv.end(), options_.controller_args.begin(), options_.controller_args.end());
+    if (options_.auth) {
+      WriteAuthFiles();
+      argv.insert(argv.end(), {"--token-auth-file", dir() + "/auth/tokens.csv",
+                               "--bootstrap-token-file", dir() + "/auth/bootstrap.token"});
+    } else {
+      argv.push_back("--insecure");
+    }
     controller_ = Spawn(argv, dir() + "/tesserad.log");
     WaitFor([&] { return std::filesystem::exists(endpoint); }, 20);
     std::ifstream in(endpoint);
     std::getline(in, url_);
     if (port_ == 0 && !url_.empty()) port_ = std::stoi(url_.substr(url_.rfind(':') + 1));
     client_ = std::make_unique<httplib::Client>(url_);
+    if (options_.auth) client_->set_bearer_token_auth(kAdminToken);
     client_->set_connection_timeout(2, 0);
     client_->set_tcp_nodelay(true);
     client_->set_read_timeout(30, 0);
@@ -96,6 +114,9 @@ class LiveCluster {
                                      options_.gpus};
     if (options_.simulate_nodes > 0) {
       argv.insert(argv.end(), {"--simulate-nodes", std::to_string(options_.simulate_nodes)});
+    }
+    if (options_.auth) {
+      argv.insert(argv.end(), {"--bootstrap-token-file", dir() + "/auth/bootstrap.token"});
     }
     agents_[static_cast<std::size_t>(i)] =
         Spawn(argv, dir() + "/agent-" + std::to_string(i) + ".log");
@@ -126,6 +147,20 @@ class LiveCluster {
     return Convert(client_->Post(path.c_str(), body, "application/yaml"));
   }
   HttpResult Delete(const std::string& path) { return Convert(client_->Delete(path.c_str())); }
+
+  // One request with `token` as the bearer token (none when empty), on a fresh connection.
+  HttpResult Call(const std::string& method, const std::string& path, const std::string& token,
+                  const std::string& body = "",
+                  const std::map<std::string, std::string>& headers = {}) {
+    httplib::Client c(url_);
+    c.set_connection_timeout(2, 0);
+    c.set_read_timeout(10, 0);
+    if (!token.empty()) c.set_bearer_token_auth(token);
+    httplib::Headers h(headers.begin(), headers.end());
+    if (method == "GET") return Convert(c.Get(path.c_str(), h));
+    if (method == "DELETE") return Convert(c.Delete(path.c_str(), h));
+    return Convert(c.Post(path.c_str(), h, body, "application/json"));
+  }
 
   // Submits and expects 201; returns the reply.
   HttpResult Submit(const std::string& spec) { return Post("/v1/jobs", spec); }
@@ -175,6 +210,14 @@ class LiveCluster {
   }
 
  private:
+  void WriteAuthFiles() const {
+    std::filesystem::create_directories(dir() + "/auth");
+    std::ofstream tokens(dir() + "/auth/tokens.csv");
+    tokens << kAdminToken << ",admin,admin,\"tessera:admins\"\n";
+    for (const auto& line : options_.users) tokens << line << "\n";
+    std::ofstream(dir() + "/auth/bootstrap.token") << kBootstrapToken << "\n";
+  }
+
   static HttpResult Convert(const httplib::Result& r) {
     HttpResult out;
     if (!r) return out;
