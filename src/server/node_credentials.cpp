@@ -36,18 +36,30 @@ Result<std::unique_ptr<NodeCredentials>> NodeCredentials::Open(
   if (fd < 0) return IoError("cannot open " + path + ": " + std::strerror(errno));
   ::fchmod(fd, 0600);
   ::close(fd);
-  std::ifstream in(path);
+  std::lock_guard lock(creds->mu_);
+  if (auto s = creds->CatchUpLocked(); !s) return std::unexpected(s.error());
+  return creds;
+}
+
+// The lines appended since the last read (by this controller, or by another one sharing the
+// state directory: an etcd standby that took over knows the nodes the old leader admitted).
+Status NodeCredentials::CatchUpLocked() const {
+  std::ifstream in(path_);
+  if (!in) return IoError("cannot read " + path_);
+  in.seekg(static_cast<std::streamoff>(read_bytes_));
   std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
+  while (std::getline(in, line)) {
+    if (in.eof()) break;  // a line still being written: read it next time
+    read_bytes_ += line.size() + 1;
     std::istringstream fields(line);
     std::string node, digest;
     if (!(fields >> node >> digest) || digest.size() != 64) {
       if (line.empty()) continue;
-      return InvalidArgument(path + ":" + std::to_string(number) + ": expected 'node digest'");
+      return InvalidArgument(path_ + ": expected 'node digest', got '" + line + "'");
     }
-    creds->BindLocked(node, digest);
+    BindLocked(node, digest);
   }
-  return creds;
+  return {};
 }
 
 bool NodeCredentials::IsBootstrapToken(std::string_view token) const {
@@ -59,15 +71,20 @@ std::set<std::string> NodeCredentials::NodesOf(std::string_view secret) const {
   const std::string digest = Sha256Hex(secret);
   std::lock_guard lock(mu_);
   auto it = nodes_of_digest_.find(digest);
+  if (it == nodes_of_digest_.end()) {
+    (void)CatchUpLocked();
+    it = nodes_of_digest_.find(digest);
+  }
   return it == nodes_of_digest_.end() ? std::set<std::string>{} : it->second;
 }
 
 bool NodeCredentials::HasCredential(const std::string& node) const {
   std::lock_guard lock(mu_);
+  if (!digest_of_node_.contains(node)) (void)CatchUpLocked();
   return digest_of_node_.contains(node);
 }
 
-void NodeCredentials::BindLocked(const std::string& node, const std::string& digest) {
+void NodeCredentials::BindLocked(const std::string& node, const std::string& digest) const {
   if (auto old = digest_of_node_.find(node); old != digest_of_node_.end()) {
     nodes_of_digest_[old->second].erase(node);
     if (nodes_of_digest_[old->second].empty()) nodes_of_digest_.erase(old->second);

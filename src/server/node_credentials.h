@@ -6,7 +6,8 @@
 //
 // Only SHA-256 digests are kept: in memory and in an append-only file (mode 0600) of lines
 // "node digest", so a controller restart keeps every node's credential. The last line of a
-// node wins.
+// node wins. A secret or node not known is looked up again in the file (lines another
+// controller of the same state directory appended).
 //
 // Thread-safety: every method is thread-safe.
 #pragma once
@@ -42,13 +43,16 @@ class NodeCredentials {
  private:
   NodeCredentials(std::string path, std::set<std::string> bootstrap_digests)
       : path_(std::move(path)), bootstrap_digests_(std::move(bootstrap_digests)) {}
-  void BindLocked(const std::string& node, const std::string& digest);
+  void BindLocked(const std::string& node, const std::string& digest) const;
+  Status CatchUpLocked() const;
 
   const std::string path_;
   const std::set<std::string> bootstrap_digests_;
   mutable std::mutex mu_;
-  std::map<std::string, std::string> digest_of_node_;
-  std::map<std::string, std::set<std::string>> nodes_of_digest_;
+  // Under mu_; mutable: the lookups catch up with the file.
+  mutable std::size_t read_bytes_ = 0;
+  mutable std::map<std::string, std::string> digest_of_node_;
+  mutable std::map<std::string, std::set<std::string>> nodes_of_digest_;
 };
 
 // Reads a file of tokens, one per line (blank lines and '#' comments skipped).

@@ -12,6 +12,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <cctype>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -35,7 +36,9 @@ std::string BatchJob(const std::string& name, int gpus, const std::string& secon
 // Talks to whichever controller leads: a refused connection or a standby's 503 moves on.
 class Follower {
  public:
-  explicit Follower(std::vector<std::string> urls) : urls_(std::move(urls)) {}
+  // `token`: tessera up's admin token (authentication is on by default).
+  Follower(std::vector<std::string> urls, std::string token)
+      : urls_(std::move(urls)), token_(std::move(token)) {}
   enum class Outcome { kAcknowledged, kRefused, kUnknown };
   // POST /v1/jobs until acknowledged (201), refused for good, or `seconds` pass.
   Outcome Submit(const std::string& spec, const std::string& query, double seconds,
@@ -45,6 +48,7 @@ class Follower {
     bool sent_unanswered = false;
     while (Clock::now() < deadline) {
       httplib::Client c(urls_[current_ % urls_.size()]);
+      c.set_bearer_token_auth(token_);
       c.set_connection_timeout(1, 0);
       c.set_read_timeout(10, 0);
       auto r = c.Post("/v1/jobs" + query, spec, "application/yaml");
@@ -65,6 +69,7 @@ class Follower {
         Clock::now() + std::chrono::milliseconds(static_cast<long>(seconds * 1000));
     while (Clock::now() < deadline) {
       httplib::Client c(urls_[current_ % urls_.size()]);
+      c.set_bearer_token_auth(token_);
       c.set_connection_timeout(1, 0);
       c.set_read_timeout(10, 0);
       auto r = c.Get(path);
@@ -78,6 +83,7 @@ class Follower {
 
  private:
   std::vector<std::string> urls_;
+  std::string token_;
   std::size_t current_ = 0;
 };
 
@@ -100,6 +106,9 @@ class FailoverTest : public ::testing::Test {
       start = end + 1;
     }
     ASSERT_EQ(urls_.size(), 2u) << list;
+    token_ = ReadFile(state_.path() + "/auth/admin.token");
+    while (!token_.empty() && std::isspace(static_cast<unsigned char>(token_.back())))
+      token_.pop_back();
   }
   void TearDown() override {
     if (up_) RunCommand({tessera_, "down", "--state", state_.path()}, 60);
@@ -108,6 +117,7 @@ class FailoverTest : public ::testing::Test {
   Json Leader() {
     for (const auto& u : urls_) {
       httplib::Client c(u);
+      c.set_bearer_token_auth(token_);
       c.set_connection_timeout(0, 300'000);
       c.set_read_timeout(3, 0);
       auto r = c.Get("/v1/controllers");
@@ -133,13 +143,14 @@ class FailoverTest : public ::testing::Test {
 
   Watchdog watchdog_{std::chrono::seconds(90), "FailoverTest"};
   TempDir state_{"tessera-failover"};
+  std::string token_;  // tessera up's admin token
   std::string tessera_;
   std::vector<std::string> urls_;
   bool up_ = false;
 };
 
 TEST_F(FailoverTest, KillingTheLeaderLosesNoAcknowledgedJobAndReadoptsTheGang) {
-  Follower api(urls_);
+  Follower api(urls_, token_);
   ASSERT_EQ(api.Submit("apiVersion: tessera/v1\nkind: TrainingJob\nmetadata: {name: gang}\n"
                        "spec: {workers: 2, gpusPerWorker: 2, command: [sleep, \"120\"]}\n",
                        "", 10),
@@ -169,7 +180,7 @@ TEST_F(FailoverTest, KillingTheLeaderLosesNoAcknowledgedJobAndReadoptsTheGang) {
   std::vector<std::thread> clients;
   for (int c = 0; c < kClients; ++c) {
     clients.emplace_back([&, c] {
-      Follower mine(urls_);
+      Follower mine(urls_, token_);
       for (int i = 0; i < kPerClient; ++i) {
         const std::string name = "s-" + std::to_string(c) + "-" + std::to_string(i);
         const auto outcome = mine.Submit(BatchJob(name, 1, "1"), "?hold=true", 20);
@@ -184,7 +195,7 @@ TEST_F(FailoverTest, KillingTheLeaderLosesNoAcknowledgedJobAndReadoptsTheGang) {
   ASSERT_EQ(::kill(old_leader["pid"].get<int>(), SIGKILL), 0);
   const auto killed = Clock::now();
   // A job submitted after the kill is accepted by the new leader and runs within 5 s.
-  Follower after_api(urls_);
+  Follower after_api(urls_, token_);
   ASSERT_EQ(after_api.Submit(BatchJob("after", 1, "120"), "", 5), Follower::Outcome::kAcknowledged);
   const auto accepted = Clock::now();
   Json after;
@@ -249,7 +260,7 @@ TEST_F(FailoverTest, OneEtcdMemberKilledChangesNothing) {
   const Json leader = Leader();
   ASSERT_TRUE(leader.is_object()) << ReadFile(state_.path() + "/endpoint");
   ::kill(EtcdMember(0), SIGKILL);  // the first endpoint: the one every controller talks to
-  Follower api(urls_);
+  Follower api(urls_, token_);
   for (int i = 0; i < 20; ++i) {
     int status = 0;
     EXPECT_EQ(api.Submit(BatchJob("m-" + std::to_string(i), 0, "1"), "?hold=true", 5, &status),
@@ -266,7 +277,7 @@ TEST_F(FailoverTest, OneEtcdMemberHungChangesNothing) {
   const Json leader = Leader();
   ASSERT_TRUE(leader.is_object());
   ::kill(EtcdMember(0), SIGSTOP);  // answers nothing, connections hang: worse than dead
-  Follower api(urls_);
+  Follower api(urls_, token_);
   for (int i = 0; i < 20; ++i) {
     int status = 0;
     EXPECT_EQ(api.Submit(BatchJob("h-" + std::to_string(i), 0, "1"), "?hold=true", 5, &status),
@@ -279,7 +290,7 @@ TEST_F(FailoverTest, OneEtcdMemberHungChangesNothing) {
 }
 
 TEST_F(FailoverTest, LosingQuorumStopsAcknowledgementsUntilItReturns) {
-  Follower api(urls_);
+  Follower api(urls_, token_);
   ASSERT_EQ(api.Submit(BatchJob("before", 0, "1"), "?hold=true", 5),
             Follower::Outcome::kAcknowledged);
   // Two of three members stop answering (SIGSTOP): no quorum.

@@ -4,6 +4,9 @@
 // every second; the test waits for the scrapes and asks Prometheus' HTTP API for the series
 // docs/metrics.md lists. Every endpoint's tessera_ families also pass `promtool check metrics`
 // (the engine's vLLM-named families, with colons, are left out: promtool's linter rejects them).
+// Authentication is on (tessera up's default): Prometheus scrapes the controller over HTTPS
+// with tessera up's CA and the metrics identity's bearer_token_file; without a token /metrics
+// is 401.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -26,8 +29,20 @@ namespace {
 using Json = nlohmann::json;
 using namespace std::chrono_literals;
 
-std::string Get(const std::string& url, const std::string& path, int* status = nullptr) {
+// A bearer token and the CA of an https URL; empty: none.
+struct Access {
+  std::string token;
+  std::string ca_file;
+};
+
+std::string Get(const std::string& url, const std::string& path, const Access& access = {},
+                int* status = nullptr) {
   httplib::Client c(url);
+  if (!access.token.empty()) c.set_bearer_token_auth(access.token);
+  if (!access.ca_file.empty()) {
+    c.set_ca_cert_path(access.ca_file);
+    c.enable_server_certificate_verification(true);
+  }
   c.set_connection_timeout(2, 0);
   c.set_read_timeout(10, 0);
   auto r = c.Get(path);
@@ -85,8 +100,8 @@ class PrometheusScrapeTest : public ::testing::Test {
     return pid;
   }
   // promtool's lint of one endpoint's tessera_ families; empty when it passes.
-  std::string Lint(const std::string& url) {
-    const std::string text = TesseraFamilies(Get(url, "/metrics"));
+  std::string Lint(const std::string& url, const Access& access = {}) {
+    const std::string text = TesseraFamilies(Get(url, "/metrics", access));
     if (text.empty()) return url + ": no tessera_ family";
     auto r = RunCommand({"/usr/bin/promtool", "check", "metrics"}, 30, text);
     return r.exit_code == 0 ? "" : url + ": " + r.out + r.err;
@@ -109,6 +124,15 @@ TEST_F(PrometheusScrapeTest, ScrapesEveryDaemonAndFindsTheDocumentedSeries) {
   while (!controller.empty() && std::isspace(static_cast<unsigned char>(controller.back())))
     controller.pop_back();
   ASSERT_FALSE(controller.empty());
+  ASSERT_TRUE(controller.starts_with("https://")) << controller;
+  const std::string metrics_token_file = state_.path() + "/auth/metrics.token";
+  std::string token = ReadFile(metrics_token_file);
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  const std::string ca_file = state_.path() + "/tls/ca.crt";
+  const Access scraper{token, ca_file};
+  int anonymous = 0;
+  Get(controller, "/metrics", Access{"", ca_file}, &anonymous);
+  EXPECT_EQ(anonymous, 401);
   std::ofstream(dir_.path() + "/job.yaml")
       << "apiVersion: tessera/v1\nkind: TrainingJob\nmetadata: {name: scraped, queue: "
          "research}\nspec: {workers: 1, gpusPerWorker: 2, command: [sleep, '60']}\n";
@@ -117,7 +141,10 @@ TEST_F(PrometheusScrapeTest, ScrapesEveryDaemonAndFindsTheDocumentedSeries) {
   ASSERT_EQ(submit.exit_code, 0) << submit.err;
 
   std::set<std::string> agents;
-  const Json nodes = Json::parse(Get(controller, "/v1/nodes"), nullptr, false);
+  std::string admin = ReadFile(state_.path() + "/auth/admin.token");
+  while (!admin.empty() && std::isspace(static_cast<unsigned char>(admin.back()))) admin.pop_back();
+  const Json nodes =
+      Json::parse(Get(controller, "/v1/nodes", Access{admin, ca_file}), nullptr, false);
   ASSERT_TRUE(nodes.is_object());
   for (const auto& n : nodes["nodes"]) agents.insert(n["agentUrl"].get<std::string>());
   ASSERT_EQ(agents.size(), 2u);
@@ -133,14 +160,15 @@ TEST_F(PrometheusScrapeTest, ScrapesEveryDaemonAndFindsTheDocumentedSeries) {
   // Wait until the job runs, so that the bind and the GPU series have something to show.
   ASSERT_TRUE(WaitFor(
       [&] {
-        return Get(controller, "/metrics")
+        return Get(controller, "/metrics", scraper)
                    .find(
                        "tessera_jobs{queue=\"research\",kind=\"TrainingJob\",phase=\"Running\"} "
                        "1") != std::string::npos;
       },
       20));
 
-  for (const std::string& url : {controller, engine, gateway, *agents.begin(), *agents.rbegin()})
+  EXPECT_EQ(Lint(controller, scraper), "");
+  for (const std::string& url : {engine, gateway, *agents.begin(), *agents.rbegin()})
     EXPECT_EQ(Lint(url), "");
 
   std::string targets;
@@ -151,6 +179,8 @@ TEST_F(PrometheusScrapeTest, ScrapesEveryDaemonAndFindsTheDocumentedSeries) {
     targets += "]\n";
   };
   job("tesserad", {controller});
+  targets += "    scheme: https\n    bearer_token_file: " + metrics_token_file +
+             "\n    tls_config: {ca_file: " + ca_file + "}\n";
   job("tessera-agent", {agents.begin(), agents.end()});
   job("tessera-engine-sim", {engine});
   job("tessera-gateway", {gateway});

@@ -35,6 +35,10 @@ class RestartTest : public ::testing::Test {
   }
   Json Job(const std::string& url, const std::string& name) {
     httplib::Client client(url);
+    // Authentication and TLS are on by default: tessera up's admin token and CA.
+    client.set_bearer_token_auth(Line("auth/admin.token"));
+    client.set_ca_cert_path(state_.path() + "/tls/ca.crt");
+    client.enable_server_certificate_verification(true);
     client.set_connection_timeout(2, 0);
     client.set_read_timeout(5, 0);
     auto r = client.Get(("/v1/jobs/default/" + name).c_str());

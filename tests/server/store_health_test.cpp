@@ -24,8 +24,8 @@ std::string Endpoint(const std::string& dir) {
 }
 
 std::vector<std::string> Tesserad(const std::string& dir) {
-  return {BinDir() + "/tesserad", "--state",        dir, "--port", "0",
-          "--endpoint-file",      dir + "/endpoint"};
+  return {BinDir() + "/tesserad", "--state",         dir,         "--port", "0",
+          "--endpoint-file",      dir + "/endpoint", "--insecure"};
 }
 
 TEST(StoreHealthTest, ACorruptedDatabaseRefusesToStart) {
