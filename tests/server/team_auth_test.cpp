@@ -56,6 +56,8 @@ TEST_F(TeamAuthTest, NoTokenIsUnauthenticated) {
   EXPECT_EQ(c_.Call("GET", "/v1/jobs", "wrong-token-0123456789").status, 401);
   EXPECT_EQ(c_.Call("POST", "/v1/jobs", "", Spec("x", "nlp")).status, 401);
   EXPECT_EQ(c_.Call("GET", "/v1/healthz", "").status, 200);  // liveness stays open
+  EXPECT_EQ(c_.Call("GET", "/ui/", "").status, 200);  // the dashboard's files: no data in them
+  EXPECT_EQ(c_.Call("GET", "/v1/usage", "").status, 401);
 }
 
 TEST_F(TeamAuthTest, TeamsSubmitOnlyToTheirQueues) {
