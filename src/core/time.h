@@ -16,6 +16,14 @@ inline constexpr Tick kDay = 24 * kHour;
 inline constexpr Tick kNever = INT64_MAX / 4;  // far enough to add durations without overflow
 
 inline constexpr double ToSeconds(Tick t) { return static_cast<double>(t) / kSecond; }
-inline constexpr Tick FromSeconds(double s) { return static_cast<Tick>(s * kSecond + (s >= 0 ? 0.5 : -0.5)); }
+// Saturates at ±kNever (and takes NaN as 0): a converted double out of Tick's range would be
+// undefined behaviour, and an absurd duration from a file must not become one.
+inline constexpr Tick FromSeconds(double s) {
+  constexpr double kLimit = static_cast<double>(kNever) / kSecond;
+  if (!(s == s)) return 0;
+  if (s >= kLimit) return kNever;
+  if (s <= -kLimit) return -kNever;
+  return static_cast<Tick>(s * kSecond + (s >= 0 ? 0.5 : -0.5));
+}
 
 }  // namespace tessera

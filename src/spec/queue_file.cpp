@@ -90,6 +90,11 @@ class QueueFileParser {
         auto g = Number(r["graceSeconds"], "reclaim.graceSeconds");
         if (!g) return std::unexpected(g.error());
         if (*g < 0) return Fail("reclaim.graceSeconds", "negative");
+        constexpr double kMaxGraceSeconds = 7 * 24 * 3600;  // a week: longer is a typo
+        if (*g > kMaxGraceSeconds) {
+          return Fail("reclaim.graceSeconds",
+                      "at most " + std::to_string(int(kMaxGraceSeconds)) + " (a week)");
+        }
         spec.reclaim_grace = FromSeconds(*g);
       }
     }

@@ -52,6 +52,14 @@ TEST(SchedulerConfigTest, BadValuesNameTheFileAndTheKey) {
 // tesserad --queue-policy drf --queues FILE: drf and drf-naive need a queue tree and are the
 // only policies that take one; its shape is checked at start-up; its leaves are the queues
 // jobs may name.
+TEST(SchedulerConfigTest, AnAbsurdReclaimGraceIsRefused) {
+  auto tree = ParseQueueFile("reclaim: {graceSeconds: 7e117}\nqueues:\n  - {name: a}\n", "q.yaml");
+  ASSERT_FALSE(tree);
+  EXPECT_NE(tree.error().message.find("key 'reclaim.graceSeconds': at most 604800 (a week)"),
+            std::string::npos)
+      << tree.error().message;
+}
+
 TEST(SchedulerConfigTest, FairSharePoliciesAndQueueTreesComeTogether) {
   auto tree = ParseQueueFile(
       "queues:\n  - {name: org, guaranteed: {gpu: 60%}}\n"
