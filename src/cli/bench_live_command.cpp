@@ -23,6 +23,7 @@
 #include "cli/daemon.h"
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
+#include "core/percentile.h"
 #include "spec/document.h"
 #include "spec/job_spec.h"
 #include "store/sqlite_store.h"
@@ -44,15 +45,6 @@ struct BenchFlags {
   std::string bin_dir;
   std::string output;
 };
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double rank = p / 100.0 * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(rank);
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (rank - static_cast<double>(lo));
-}
 
 class BenchCluster {
  public:

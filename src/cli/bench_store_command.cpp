@@ -21,6 +21,7 @@
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
 #include "cli/up_etcd.h"
+#include "core/percentile.h"
 
 namespace tessera::cli {
 
@@ -36,12 +37,6 @@ struct StoreBenchFlags {
   std::string bin_dir;
   std::string output;
 };
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size() - 1))];
-}
 
 // The count of tessera_store_commit_duration_seconds in tesserad's /metrics.
 double CommitCount(const std::string& url) {
