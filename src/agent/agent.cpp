@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "agent/simulated_task.h"
 #include "spec/document.h"
 
 namespace tessera {
@@ -121,6 +122,10 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
                            std::to_string(o.simulate_nodes));
   }
   if (o.simulate_nodes > 0 && !o.simulate_gpus) o.simulate_gpus = "8xH100";
+  if (o.simulate_tasks && !o.simulate_gpus) {
+    return InvalidArgument(
+        "--simulate-tasks: needs simulated GPUs (--simulate-gpus or --simulate-nodes)");
+  }
   if (o.simulate_gpus) {
     auto inv = SimulatedGpus(*o.simulate_gpus, o.node);
     if (!inv) return std::unexpected(inv.error());
@@ -541,6 +546,10 @@ void Agent::LaunchLocked(const std::vector<std::pair<std::string, TaskLaunch>>& 
         results[i] = Result<LaunchedTask>(FailedPrecondition(conflicts[i]));
         continue;
       }
+      if (options_.simulate_tasks) {
+        results[i] = LaunchedTask{0, {}, NowMs(), "", ""};  // a simulated task: no process
+        continue;
+      }
       LaunchSettings settings = settings_;
       settings.node = launches[i].first;
       results[i] = LaunchTask(launches[i].second, settings);
@@ -565,11 +574,16 @@ void Agent::LaunchLocked(const std::vector<std::pair<std::string, TaskLaunch>>& 
       t.finished_ms = NowMs();
       t.proc.started_ms = t.finished_ms;
       Log(node, "task " + std::to_string(launch.task_id) + " failed to start: " + t.message);
+    } else if (options_.simulate_tasks) {
+      t.proc = std::move(*launched);
+      t.simulated = true;
+      const std::optional<Tick> run = SimulatedRunMs(launch);
+      t.simulated_end_ms = run ? t.proc.started_ms + *run : kNever;
     } else {
       t.proc = std::move(*launched);
       t.alive.insert(t.proc.pids.begin(), t.proc.pids.end());
     }
-    Persist(launch.task_id, t);
+    if (!t.simulated) Persist(launch.task_id, t);
     tasks_.emplace(launch.task_id, std::move(t));
   }
   if (!launches.empty()) dirty_ = true;
@@ -581,6 +595,11 @@ void Agent::StopLocked(LocalTask& t, int grace_seconds, const std::string& why) 
   t.message = why;
   t.kill_at = NowMs() + static_cast<Tick>(std::max(0, grace_seconds)) * 1000;
   if (t.proc.pgid > 0) ::kill(-t.proc.pgid, SIGTERM);
+  if (t.simulated) {  // ends at once, as SIGTERM ends `sleep`
+    t.simulated_end_ms = NowMs();
+    t.exit_code = 128 + SIGTERM;
+    t.signal = SIGTERM;
+  }
 }
 
 // The controller replaced this task's attempt while it could not hear from us: the old copy
@@ -596,6 +615,11 @@ void Agent::FenceLocked(LocalTask& t) {
   t.message = "fenced: its attempt was replaced while the node was lost";
   if (t.proc.pgid > 0) ::kill(-t.proc.pgid, SIGKILL);
   cgroups_.Kill(t.proc.cgroup);
+  if (t.simulated) {
+    t.simulated_end_ms = NowMs();
+    t.exit_code = 128 + SIGKILL;
+    t.signal = SIGKILL;
+  }
 }
 
 void Agent::Apply(const std::map<std::string, HeartbeatReply>& replies) {
@@ -643,7 +667,7 @@ void Agent::FinishLocked(LocalTask& t, Finished& finished) {
   if (t.proc.pgid > 0) ::kill(-t.proc.pgid, SIGKILL);
   cgroups_.Kill(t.proc.cgroup);
   cgroups_.Remove(t.proc.cgroup);
-  Persist(t.launch.task_id, t);
+  if (!t.simulated) Persist(t.launch.task_id, t);
   finished.emplace_back(t.node, ReportOf(t.launch.task_id, t));
   dirty_ = true;
 }
@@ -682,6 +706,15 @@ void Agent::ReapLocked(Finished& finished) {
   }
 }
 
+void Agent::EndSimulatedLocked(Finished& finished) {
+  const Tick now = NowMs();
+  for (auto& [id, t] : tasks_) {
+    if (t.simulated && t.state == ReportedState::kRunning && now >= t.simulated_end_ms) {
+      FinishLocked(t, finished);
+    }
+  }
+}
+
 void Agent::MonitorLoop() {
   while (!MonitorLoopAt(Server())) {
   }
@@ -698,6 +731,7 @@ bool Agent::MonitorLoopAt(const std::string& url) {
     {
       std::unique_lock lock(mu_);
       ReapLocked(finished);
+      if (options_.simulate_tasks) EndSimulatedLocked(finished);
       if (stop_ && finished.empty()) {
         bool any_alive = false;
         for (const auto& [id, t] : tasks_) any_alive |= !t.alive.empty();

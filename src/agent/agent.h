@@ -62,6 +62,9 @@ struct AgentOptions {
   // With simulate_nodes: the emulated nodes by name, GPUs and place (--topology-file), instead
   // of <node>-0000 ... with simulate_gpus and `topology`.
   std::vector<TopologyFileNode> emulated;
+  // Run no process: each task is a simulated one (simulated_task.h) that holds its GPUs for
+  // its `sleep SECONDS` and exits 0. Needs simulated GPUs; for benchmarks at scale.
+  bool simulate_tasks = false;
   std::optional<std::string> run_as;
   bool cgroups = true;
   std::int64_t cpu_milli = 0;       // 0 = all cores of the machine
@@ -111,6 +114,10 @@ class Agent {
     bool stopping = false;
     Tick kill_at = 0;
     bool killed = false;
+    // --simulate-tasks: no process; it ends by itself at simulated_end_ms (kNever: when
+    // stopped). Not persisted: there is nothing to recover after a restart.
+    bool simulated = false;
+    Tick simulated_end_ms = 0;
   };
 
   explicit Agent(AgentOptions options);
@@ -139,6 +146,8 @@ class Agent {
   bool MonitorLoopAt(const std::string& url);  // false: the controller changed
   using Finished = std::vector<std::pair<std::string, TaskReport>>;  // (node, report)
   void ReapLocked(Finished& finished);
+  // Ends the simulated tasks whose time has come (--simulate-tasks).
+  void EndSimulatedLocked(Finished& finished);
   void FinishLocked(LocalTask& t, Finished& finished);
   TaskReport ReportOf(const std::int64_t id, const LocalTask& t) const;
   // Adds what a running task wrote to its usage file to `req` (task_usage.h).

@@ -4,6 +4,7 @@
 //   tessera-agent --server http://127.0.0.1:7480 --node node-0 --state /var/lib/tessera-agent
 //   tessera-agent --server URL --node sim-0 --state DIR --simulate-gpus 8xH100
 //   tessera-agent --server URL --node sim --state DIR --simulate-nodes 1000 --simulate-gpus 8xH100
+//   tessera-agent ... --simulate-nodes 12500 --simulate-tasks   (no processes: simulated tasks)
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -43,6 +44,10 @@ int main(int argc, char** argv) {
                  "Emulate N nodes named <node>-0000... in this process, each with "
                  "--simulate-gpus (default 8xH100); tasks still run real processes")
       ->check(CLI::Range(0, 100000));
+  app.add_flag("--simulate-tasks", o.simulate_tasks,
+               "Run no processes: each task is simulated, holding its GPUs for the SECONDS of "
+               "its `sleep SECONDS` command (other commands: until stopped), then exiting 0 "
+               "(needs --simulate-gpus or --simulate-nodes; for benchmarks at scale)");
   app.add_option("--topology", topology,
                  "Where this node sits: LEVEL=DOMAIN,... outermost first, e.g. spine=s1,leaf=l3 "
                  "(the controller's --topology-levels)");

@@ -187,6 +187,11 @@ int RunBenchSchedule(const BenchScheduleFlags& flags) {
                            "single-GPU placements per second", r->placements_per_second,
                            r->baseline_placements_per_second,
                            r->placements_per_second / r->baseline_placements_per_second);
+  std::cout << fmt::format("{:<44} {:>14.0f} {:>14.0f} {:>7.1f}x\n",
+                           "  the same per CPU second (this thread)",
+                           r->placements / (r->schedule_cpu_ms / 1000),
+                           r->placements / (r->baseline_schedule_cpu_ms / 1000),
+                           r->baseline_schedule_cpu_ms / r->schedule_cpu_ms);
   std::cout << fmt::format("{:<44} {:>14.3f} {:>14.3f} {:>7.1f}x\n",
                            fmt::format("{}-GPU gang, require spine / prefer leaf, ms", o.gang_gpus),
                            r->gang_ms, r->gang_scan_ms, r->gang_scan_ms / r->gang_ms);

@@ -6,6 +6,7 @@
 //  3. restart to first scheduling decision with 10,000 jobs in the store: a store written with
 //     the controller's own schema and canonical specs (9,000 finished jobs with their tasks,
 //     1,000 pending), then tesserad started on it.
+// With --nodes N: the controller at scale instead (bench_live_scale.h).
 #include <httplib.h>
 #include <signal.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <thread>
 
 #include "cli/bench_group.h"
+#include "cli/bench_live_scale.h"
 #include "cli/commands.h"
 #include "cli/daemon.h"
 #include "cli/live_client.h"
@@ -44,6 +46,9 @@ struct BenchFlags {
   std::string gpus = "4xH100";
   std::string bin_dir;
   std::string output;
+  // --nodes > 0: the controller at scale instead (bench_live_scale.h).
+  LiveScaleOptions scale;
+  std::string out_file;
 };
 
 class BenchCluster {
@@ -284,6 +289,26 @@ Result<Json> MeasureRestart(const std::string& dir, const std::string& bin, int 
   return Internal("no scheduling decision within a minute");
 }
 
+Status RunBenchAtScale(const BenchFlags& f, OutputFormat format, const std::string& dir) {
+  LiveScaleOptions o = f.scale;
+  o.dir = dir + "/scale";
+  o.bin = f.bin_dir.empty() ? SelfDirectory() : f.bin_dir;
+  auto r = RunLiveScale(o);
+  if (!r) return std::unexpected(r.error());
+  if (!f.out_file.empty()) {
+    std::ofstream out(f.out_file, std::ios::binary);
+    out << r->dump(2) << "\n";
+    if (!out) return IoError("--out: cannot write " + f.out_file);
+    std::cerr << "wrote " << f.out_file << "\n";
+  }
+  if (format == OutputFormat::kTable) {
+    PrintLiveScale(*r);
+  } else {
+    PrintStructured(*r, format);
+  }
+  return {};
+}
+
 Status RunBench(const BenchFlags& f) {
   auto format = ParseOutput(f.output);
   if (!format) return std::unexpected(format.error());
@@ -294,6 +319,11 @@ Status RunBench(const BenchFlags& f) {
     if (::mkdtemp(tmpl) == nullptr) return IoError("mkdtemp failed");
     dir = tmpl;
     temp = dir;
+  }
+  if (f.scale.nodes > 0) {
+    Status s = RunBenchAtScale(f, *format, dir);
+    if (temp) std::filesystem::remove_all(*temp);
+    return s;
   }
   const std::string bin = f.bin_dir.empty() ? SelfDirectory() : f.bin_dir;
   Json out;
@@ -379,6 +409,21 @@ void RegisterBenchLiveCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--gpus", flags->gpus, "Simulated GPUs per agent")->capture_default_str();
   cmd->add_option("--bin-dir", flags->bin_dir, "Where tesserad and tessera-agent are");
+  cmd->add_option("--nodes", flags->scale.nodes,
+                  "At scale instead: this many emulated nodes in one agent running simulated "
+                  "tasks, --pending jobs in the store; cycle, submit-to-bind, job listing, RSS");
+  cmd->add_option("--gpus-per-node", flags->scale.gpus_per_node,
+                  "At scale: simulated GPUs per emulated node")
+      ->capture_default_str();
+  cmd->add_option("--pending", flags->scale.pending,
+                  "At scale: single-GPU jobs of priority 0 in the store before the start")
+      ->capture_default_str();
+  cmd->add_option("--seconds", flags->scale.seconds, "At scale: the measurement window")
+      ->capture_default_str();
+  cmd->add_option("--probes", flags->scale.probes,
+                  "At scale: at most this many priority-100 probe jobs, one at a time")
+      ->capture_default_str();
+  cmd->add_option("--out", flags->out_file, "At scale: write the JSON here too");
   AddOutputFlag(cmd, &flags->output);
   cmd->callback([flags] { SetExitCode(RunOrReport([&] { return RunBench(*flags); })); });
 }

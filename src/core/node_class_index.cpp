@@ -97,6 +97,8 @@ std::uint32_t NodeClassIndex::ClassFor(const NodeClassKey& key) {
   c.stamp = ++*stamps_;
   c.count = 0;
   c.words.clear();
+  c.block_count.assign(blocks(), 0);
+  c.block_start.assign(blocks() + 1, 0);
   c.active_at = static_cast<std::uint32_t>(active_.size());
   active_.push_back(id);
   it->second = id;
@@ -106,24 +108,36 @@ std::uint32_t NodeClassIndex::ClassFor(const NodeClassKey& key) {
 void NodeClassIndex::Insert(std::uint32_t id, std::uint32_t position) {
   Class& c = classes_[id];
   const std::uint32_t w = position / 64;
+  const std::uint32_t b = position / kBlockPositions;
   const std::uint64_t bit = std::uint64_t{1} << (position % 64);
-  auto it = std::lower_bound(c.words.begin(), c.words.end(), Word{w, 0},
-                             [](const Word& a, const Word& b) { return a.first < b.first; });
-  if (it != c.words.end() && it->first == w) {
+  const auto begin = c.words.begin() + c.block_start[b];
+  const auto end = c.words.begin() + c.block_start[b + 1];
+  auto it = std::lower_bound(begin, end, Word{w, 0},
+                             [](const Word& x, const Word& y) { return x.first < y.first; });
+  if (it != end && it->first == w) {
     it->second |= bit;
   } else {
     c.words.insert(it, Word{w, bit});
+    for (std::size_t k = b + 1; k < c.block_start.size(); ++k) ++c.block_start[k];
   }
+  ++c.block_count[b];
   ++c.count;
 }
 
 void NodeClassIndex::Erase(std::uint32_t id, std::uint32_t position) {
   Class& c = classes_[id];
   const std::uint32_t w = position / 64;
-  auto it = std::lower_bound(c.words.begin(), c.words.end(), Word{w, 0},
-                             [](const Word& a, const Word& b) { return a.first < b.first; });
+  const std::uint32_t b = position / kBlockPositions;
+  const auto begin = c.words.begin() + c.block_start[b];
+  const auto end = c.words.begin() + c.block_start[b + 1];
+  auto it = std::lower_bound(begin, end, Word{w, 0},
+                             [](const Word& x, const Word& y) { return x.first < y.first; });
   it->second &= ~(std::uint64_t{1} << (position % 64));
-  if (it->second == 0) c.words.erase(it);
+  if (it->second == 0) {
+    c.words.erase(it);
+    for (std::size_t k = b + 1; k < c.block_start.size(); ++k) --c.block_start[k];
+  }
+  --c.block_count[b];
   if (--c.count > 0) return;
   // The class is empty: its id is free, its key forgotten.
   by_key_.erase(c.key);
@@ -145,29 +159,37 @@ NodeId NodeClassIndex::First(const std::vector<std::uint32_t>& ids) const {
 }
 
 NodeId NodeClassIndex::Nth(const std::vector<std::uint32_t>& ids, std::uint64_t r) const {
-  if (ids.size() == 1) {
-    for (const Word& w : classes_[ids.front()].words) {
-      const auto n = static_cast<std::uint64_t>(std::popcount(w.second));
-      if (r < n) return NodeAt(w.first * 64 + static_cast<std::uint32_t>(NthBit(w.second, r)));
-      r -= n;
-    }
-    return NodeId();  // unreachable under the precondition
-  }
-  // The classes are disjoint: OR their words into one bitmap of every position (many classes
-  // may tie, e.g. every feasible node under random; this costs their words plus nodes / 64).
-  std::vector<std::uint64_t> bits((node_class_.size() + 63) / 64, 0);
+  // The block that holds the r-th member: the classes' counts summed block by block (the
+  // classes are disjoint), then the r-th member inside it.
+  const std::uint32_t n = blocks();
+  block_sums_.assign(n, 0);
   for (std::uint32_t id : ids) {
-    for (const Word& w : classes_[id].words) bits[w.first] |= w.second;
+    const std::uint16_t* counts = classes_[id].block_count.data();
+    for (std::uint32_t b = 0; b < n; ++b) block_sums_[b] += counts[b];
   }
-  for (std::size_t i = 0; i < bits.size(); ++i) {
-    const auto n = static_cast<std::uint64_t>(std::popcount(bits[i]));
-    if (r < n) {
-      return NodeAt(static_cast<std::uint32_t>(i) * 64 +
-                    static_cast<std::uint32_t>(NthBit(bits[i], r)));
-    }
-    r -= n;
+  for (std::uint32_t b = 0; b < n; ++b) {
+    if (r < block_sums_[b]) return NodeAt(NthInBlock(ids, b, r));
+    r -= block_sums_[b];
   }
   return NodeId();  // unreachable under the precondition
+}
+
+std::uint32_t NodeClassIndex::NthInBlock(const std::vector<std::uint32_t>& ids, std::uint32_t block,
+                                         std::uint64_t r) const {
+  std::array<std::uint64_t, kWordsPerBlock> bits{};
+  const std::uint32_t first_word = block * kWordsPerBlock;
+  for (std::uint32_t id : ids) {
+    const Class& c = classes_[id];
+    for (std::uint32_t k = c.block_start[block]; k < c.block_start[block + 1]; ++k) {
+      bits[c.words[k].first - first_word] |= c.words[k].second;
+    }
+  }
+  for (std::uint32_t i = 0; i < kWordsPerBlock; ++i) {
+    const auto n = static_cast<std::uint64_t>(std::popcount(bits[i]));
+    if (r < n) return (first_word + i) * 64 + static_cast<std::uint32_t>(NthBit(bits[i], r));
+    r -= n;
+  }
+  return 0;  // unreachable: the block holds more than r members
 }
 
 }  // namespace tessera

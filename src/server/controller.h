@@ -62,7 +62,7 @@ class Controller {
   ApiResult<nlohmann::json> GetJob(const std::string& queue, const std::string& name) {
     return users_.GetJob(queue, name);
   }
-  nlohmann::json ListJobs(const JobFilter& filter) { return users_.ListJobs(filter); }
+  JobPage ListJobs(const JobFilter& filter) { return users_.ListJobs(filter); }
   ApiResult<nlohmann::json> Cancel(const std::string& queue, const std::string& name) {
     return users_.Cancel(queue, name);
   }

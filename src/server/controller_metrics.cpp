@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/percentile.h"
 #include "server/decision_applier.h"
 
 namespace tessera {
@@ -31,6 +32,17 @@ void ControllerMetrics::Cycle(double seconds, double locked_seconds) {
   std::lock_guard lock(mu_);
   cycle_seconds_.Observe(seconds);
   cycle_locked_seconds_.Observe(locked_seconds);
+}
+
+void ControllerMetrics::PendingCycle(double seconds) {
+  if (!enabled()) return;
+  std::lock_guard lock(mu_);
+  if (recent_pending_cycles_.size() < kRecentCycles) {
+    recent_pending_cycles_.push_back(seconds);
+  } else {
+    recent_pending_cycles_[recent_next_] = seconds;
+    recent_next_ = (recent_next_ + 1) % kRecentCycles;
+  }
 }
 
 void ControllerMetrics::Decided(const Decisions& decisions, const AppliedDecisions& applied) {
@@ -72,6 +84,15 @@ void ControllerMetrics::Write(MetricsWriter& out) const {
   out.Family("tessera_scheduling_cycle_duration_seconds", MetricType::kHistogram,
              "Wall time of one scheduling cycle: snapshot, Schedule(), apply and commit.");
   out.Sample({}, cycle_seconds_);
+  out.Family("tessera_scheduling_cycle_recent_seconds", MetricType::kGauge,
+             "Wall time of the last 4096 scheduling cycles that had pending work: the median "
+             "(quantile 0.5) and the 99th percentile (quantile 0.99).");
+  for (const auto& [label, p] : {std::pair{"0.5", 50.0}, std::pair{"0.99", 99.0}}) {
+    out.Sample({{"quantile", label}}, Percentile(recent_pending_cycles_, p));
+  }
+  out.Single("tessera_scheduling_cycle_recent_count", MetricType::kGauge,
+             "Scheduling cycles in tessera_scheduling_cycle_recent_seconds (at most 4096).",
+             static_cast<double>(recent_pending_cycles_.size()));
   out.Family("tessera_scheduling_cycle_locked_seconds", MetricType::kHistogram,
              "Time of one scheduling cycle spent holding the controller's lock.");
   out.Sample({}, cycle_locked_seconds_);

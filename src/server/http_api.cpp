@@ -343,7 +343,20 @@ void ApiServer::JobRoutes() {
     auto limit = IntParam(req, res, "limit", 0, 0, 1'000'000);
     if (!limit) return;
     f.limit = static_cast<std::size_t>(*limit);
-    Json body = {{"jobs", c.ListJobs(f)}};
+    if (req.has_param("continue")) {
+      // The `continue` of the previous page (JobPage::next_continue), opaque to clients.
+      const std::string token = req.get_param_value("continue");
+      std::int64_t after = 0;
+      const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), after);
+      if (ec != std::errc() || end != token.data() + token.size() || after < 1) {
+        return SendError(res, Error::Code::kInvalidArgument,
+                         "continue: expected the continue of a previous page, got " + Quote(token));
+      }
+      f.continue_after = after;
+    }
+    JobPage page = c.ListJobs(f);
+    Json body = {{"jobs", std::move(page.jobs)}};
+    if (page.next_continue > 0) body["continue"] = std::to_string(page.next_continue);
     if (const RequestGuard* g = guard()) g->Cut(req, body);
     SendJson(res, 200, body);
   });

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "server/decision_metrics.h"
 #include "server/job_limits.h"
 #include "server/resize_applier.h"
@@ -94,8 +96,13 @@ int SchedulingCycle::Run() {
   const int bound = ApplyLocked(*snapshot, decisions);
   const auto end = Clock::now();
   last_locked_ += end - start;
-  core_.metrics.Cycle(std::chrono::duration<double>(end - cycle_start).count(),
-                      std::chrono::duration<double>(last_locked_).count());
+  const double seconds = std::chrono::duration<double>(end - cycle_start).count();
+  core_.metrics.Cycle(seconds, std::chrono::duration<double>(last_locked_).count());
+  const auto& jobs = snapshot->snap.jobs;
+  if (std::any_of(jobs.begin(), jobs.end(),
+                  [](const JobView& v) { return v.phase == JobPhase::kPending; })) {
+    core_.metrics.PendingCycle(seconds);
+  }
   return bound;
 }
 

@@ -171,9 +171,10 @@ ApiResult<Json> UserApi::GetJob(const std::string& queue, const std::string& nam
   return JobDetail(core_.state, core_.state.jobs.at(*id));
 }
 
-Json UserApi::ListJobs(const JobFilter& filter) {
+JobPage UserApi::ListJobs(const JobFilter& filter) {
   std::lock_guard lock(core_.mu);
-  Json out = Json::array();
+  JobPage page;
+  Json& out = page.jobs;
   // Adds `job` when it matches; false once the limit is reached.
   auto add = [&](const JobState& job) {
     if (!filter.queue.empty() && job.rec.queue != filter.queue) return true;
@@ -183,18 +184,23 @@ Json UserApi::ListJobs(const JobFilter& filter) {
     if (!filter.selector.Matches(job.spec.labels)) return true;
     out.push_back(filter.objects ? ResubmittableJob(job.spec, JobSummary(core_.state, job))
                                  : JobSummary(core_.state, job));
-    return filter.limit == 0 || out.size() < filter.limit;
+    if (filter.limit == 0 || out.size() < filter.limit) return true;
+    page.next_continue = job.rec.id;
+    return false;
   };
-  // Jobs are keyed by id, which grows with each submission.
+  // Jobs are keyed by id, which grows with each submission; a page starts past the last id of
+  // the previous one, found without visiting the jobs before it.
   const auto& jobs = core_.state.jobs;
+  const std::int64_t after = filter.continue_after;
   if (filter.newest_first) {
-    for (auto it = jobs.rbegin(); it != jobs.rend(); ++it)
+    auto it = after > 0 ? std::make_reverse_iterator(jobs.lower_bound(after)) : jobs.rbegin();
+    for (; it != jobs.rend(); ++it)
       if (!add(it->second)) break;
   } else {
-    for (const auto& [id, job] : jobs)
-      if (!add(job)) break;
+    for (auto it = jobs.upper_bound(after); it != jobs.end(); ++it)
+      if (!add(it->second)) break;
   }
-  return out;
+  return page;
 }
 
 ApiResult<Json> UserApi::Cancel(const std::string& queue, const std::string& name) {

@@ -29,10 +29,21 @@ struct JobFilter {
   std::string name;                    // exact name, or empty
   std::optional<api::JobPhase> phase;  // or any
   std::size_t limit = 0;               // 0 = no limit
-  bool objects = false;                // resubmittable objects (job_object.h) instead of summaries
-  bool newest_first = false;           // the newest jobs first, so a limit keeps the newest
-  LabelSelector selector;              // on metadata.labels; empty selects all
-  std::string user;                    // exact metadata.user, or empty
+  // Paging (`continue`, as kube-apiserver's): only jobs after this id in the listing's order
+  // (0 = from the start); the previous page's JobPage::next_continue.
+  std::int64_t continue_after = 0;
+  bool objects = false;       // resubmittable objects (job_object.h) instead of summaries
+  bool newest_first = false;  // the newest jobs first, so a limit keeps the newest
+  LabelSelector selector;     // on metadata.labels; empty selects all
+  std::string user;           // exact metadata.user, or empty
+};
+
+// One page of a job listing.
+struct JobPage {
+  nlohmann::json jobs = nlohmann::json::array();
+  // When the limit cut the listing: the id of its last job, for the next page's `continue`
+  // (that page may be empty); 0 when the listing is complete.
+  std::int64_t next_continue = 0;
 };
 
 // Where the log of one task is served.
@@ -61,7 +72,7 @@ class UserApi {
   ApiResult<nlohmann::json> Release(const std::string& queue, const std::vector<std::string>& names,
                                     bool all);
   ApiResult<nlohmann::json> GetJob(const std::string& queue, const std::string& name);
-  nlohmann::json ListJobs(const JobFilter& filter);
+  JobPage ListJobs(const JobFilter& filter);
   // Cancels a job: pending units end at once, running ones are stopped (SIGTERM, then SIGKILL
   // after the grace period).
   ApiResult<nlohmann::json> Cancel(const std::string& queue, const std::string& name);

@@ -36,8 +36,10 @@ struct ScheduleBenchResult {
   std::int64_t placements = 0;
   double schedule_ms = 0;
   double placements_per_second = 0;
+  double schedule_cpu_ms = 0;       // the same call's CPU time (this thread)
   double baseline_schedule_ms = 0;  // the same call by the plain scan (no class index)
   double baseline_placements_per_second = 0;
+  double baseline_schedule_cpu_ms = 0;
   bool baseline_same_decisions = false;
   // The gang, alone in a Schedule call, on the cluster `gang_background` full.
   double gang_ms = 0;

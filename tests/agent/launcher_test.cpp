@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "agent/gpu_inventory.h"
+#include "agent/simulated_task.h"
 
 namespace tessera {
 namespace {
@@ -263,6 +264,24 @@ TEST(LauncherTest, ASingleProcessTaskStartsCleanInItsOwnSession) {
   ASSERT_FALSE(failed.has_value());
   EXPECT_EQ(failed.error().message, "exec no-such-tool-anywhere: No such file or directory");
   std::filesystem::remove_all(state);
+}
+
+// --simulate-tasks: a task runs for what its `sleep SECONDS` states; anything else until stopped.
+TEST(SimulatedTaskTest, RunsForTheSecondsOfItsSleep) {
+  TaskLaunch t;
+  t.command = {"sleep", "2.5"};
+  EXPECT_EQ(SimulatedRunMs(t), 2500);
+  t.command = {"sleep", "0"};
+  EXPECT_EQ(SimulatedRunMs(t), 0);
+  for (const auto& command : std::vector<std::vector<std::string>>{
+           {"sleep", "-1"}, {"sleep", "5s"}, {"sleep"}, {"sleep", "1", "2"}, {"python3", "1"},
+           {"sleep", "nan"}, {"sleep", "1e300"}}) {
+    t.command = command;
+    EXPECT_EQ(SimulatedRunMs(t), std::nullopt) << command.size();
+  }
+  t.command = {"sleep", "3"};
+  t.shell = true;  // a shell line: not parsed
+  EXPECT_EQ(SimulatedRunMs(t), std::nullopt);
 }
 
 }  // namespace

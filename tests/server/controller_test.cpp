@@ -673,5 +673,41 @@ TEST_F(ControllerTest, NoGpuIsEverBoundTwiceUnderRandomOperations) {
   EXPECT_GT(submitted, 30);
 }
 
+// A listing paged with limit and continue, as kube-apiserver's: every job once, in order, in
+// either direction and with a phase filter, and the last page says it is the last.
+TEST_F(ControllerTest, JobListingsPageWithContinue) {
+  Register("node-0", 2);
+  for (int i = 0; i < 7; ++i) Submit(Gang("job-" + std::to_string(i), 1, 1));
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 2);  // job-0 and job-1 run, the rest wait
+  auto walk = [&](JobFilter f) {
+    std::vector<std::string> names;
+    for (int page = 0; page < 10; ++page) {
+      JobPage p = controller_->ListJobs(f);
+      EXPECT_LE(p.jobs.size(), f.limit);
+      for (const auto& j : p.jobs) names.push_back(j["name"].get<std::string>());
+      if (p.next_continue == 0) return names;
+      f.continue_after = p.next_continue;
+    }
+    ADD_FAILURE() << "the pages did not end";
+    return names;
+  };
+  JobFilter all;
+  all.limit = 3;
+  EXPECT_EQ(walk(all), (std::vector<std::string>{"job-0", "job-1", "job-2", "job-3", "job-4",
+                                                 "job-5", "job-6"}));
+  all.newest_first = true;
+  EXPECT_EQ(walk(all), (std::vector<std::string>{"job-6", "job-5", "job-4", "job-3", "job-2",
+                                                 "job-1", "job-0"}));
+  JobFilter pending;
+  pending.limit = 2;
+  pending.phase = api::JobPhase::kPending;
+  EXPECT_EQ(walk(pending),
+            (std::vector<std::string>{"job-2", "job-3", "job-4", "job-5", "job-6"}));
+  JobFilter running;
+  running.limit = 1;
+  running.phase = api::JobPhase::kRunning;
+  EXPECT_EQ(walk(running), (std::vector<std::string>{"job-0", "job-1"}));
+}
+
 }  // namespace
 }  // namespace tessera

@@ -39,6 +39,7 @@ class LiveCluster {
     double heartbeat_interval_s = 0.25;
     std::vector<std::string> controller_args;  // more tesserad flags, e.g. --priority-preemption
     int simulate_nodes = 0;  // nodes each agent emulates (--simulate-nodes); 0 = one
+    bool simulate_tasks = false;  // agents run simulated tasks, no processes (--simulate-tasks)
     bool auth = false;       // authentication on (tokens in dir()/auth)
     // More lines of the token file with auth: "token,user,uid,\"group1,group2\"".
     std::vector<std::string> users;
@@ -115,6 +116,7 @@ class LiveCluster {
     if (options_.simulate_nodes > 0) {
       argv.insert(argv.end(), {"--simulate-nodes", std::to_string(options_.simulate_nodes)});
     }
+    if (options_.simulate_tasks) argv.push_back("--simulate-tasks");
     if (options_.auth) {
       argv.insert(argv.end(), {"--bootstrap-token-file", dir() + "/auth/bootstrap.token"});
     }

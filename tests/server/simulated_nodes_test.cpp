@@ -2,7 +2,9 @@
 // One tessera-agent emulating many nodes (--simulate-nodes, KWOK-style): every emulated node
 // registers with its own simulated GPUs and stays Ready on the agent's single batched
 // heartbeat; tasks placed on any of them run as real processes that see their own node's name
-// and GPUs; no GPU of any node is bound twice; capacity freed on one node is reused.
+// and GPUs; no GPU of any node is bound twice; capacity freed on one node is reused. With
+// --simulate-tasks the tasks are simulated (no process) and hold their GPUs for their `sleep`;
+// job listings page with limit and continue.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -121,6 +123,53 @@ TEST(SimulatedNodesTest, OneAgentEmulatesSixteenNodesWhoseTasksAreRealProcesses)
   EXPECT_TRUE(c.WaitForReadyNodes(16, 5));
   ASSERT_EQ(c.Delete("/v1/jobs/default/fill").status, 202);
   ASSERT_TRUE(c.WaitForPhase("default", "fill", "Cancelled", 30)) << c.Logs();
+}
+
+std::string SleepSpec(const std::string& name, int tasks, const std::string& seconds) {
+  return "apiVersion: tessera/v1\nkind: BatchJob\nmetadata: {name: " + name +
+         "}\nspec: {tasks: " + std::to_string(tasks) +
+         ", gpusPerTask: 1, command: [sleep, \"" + seconds + "\"]}\n";
+}
+
+TEST(SimulatedNodesTest, SimulatedTasksHoldTheirGpusForTheirSleepWithoutAProcess) {
+  Watchdog watchdog(60s, "simulated tasks test");
+  LiveCluster::Options o;
+  o.agents = 1;
+  o.gpus = "8xH100";
+  o.simulate_nodes = 4;
+  o.simulate_tasks = true;
+  LiveCluster c(o);
+  ASSERT_TRUE(c.WaitForReadyNodes(4)) << c.Logs();
+  ASSERT_EQ(c.Submit(SleepSpec("long", 24, "3600")).status, 201);
+  ASSERT_EQ(c.Submit(SleepSpec("short", 8, "1")).status, 201);
+  ASSERT_TRUE(c.WaitForPhase("default", "short", "Running")) << c.Logs();
+  for (const auto& t : c.TaskList("default", "short")) EXPECT_EQ(t["pid"], 0) << t.dump();
+  // Every GPU is held: one more waits until the short tasks end after their second.
+  ASSERT_EQ(c.Submit(SleepSpec("late", 1, "0.2")).status, 201);
+  EXPECT_EQ(c.Job("default", "late")["phase"], "Pending");
+  ASSERT_TRUE(c.WaitForPhase("default", "short", "Succeeded", 15)) << c.Logs();
+  for (const auto& t : c.TaskList("default", "short")) {
+    EXPECT_GE(t["finishedMs"].get<std::int64_t>() - t["startedMs"].get<std::int64_t>(), 1000)
+        << t.dump();
+  }
+  ASSERT_TRUE(c.WaitForPhase("default", "late", "Succeeded", 15)) << c.Logs();
+  // A stop ends a simulated task at once.
+  ASSERT_EQ(c.Delete("/v1/jobs/default/long").status, 202);
+  ASSERT_TRUE(c.WaitForPhase("default", "long", "Cancelled", 10)) << c.Logs();
+
+  // GET /v1/jobs pages with limit and continue: long, short, late, then no continue.
+  std::vector<std::string> names;
+  std::string path = "/v1/jobs?limit=2";
+  for (int page = 0; page < 4; ++page) {
+    const auto r = c.Get(path);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const Json body = Json::parse(r.body);
+    for (const auto& j : body["jobs"]) names.push_back(j["name"].get<std::string>());
+    if (!body.contains("continue")) break;
+    path = "/v1/jobs?limit=2&continue=" + body["continue"].get<std::string>();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"long", "short", "late"}));
+  EXPECT_EQ(c.Get("/v1/jobs?limit=2&continue=x").status, 400);
 }
 
 }  // namespace

@@ -107,7 +107,9 @@ std::optional<TaskPlacement> TaskPlacer::PlaceByClass(const ClusterState& state,
   } else {
     best = index.First(tied);
   }
-  return PlaceOn(state, best, shape, policy_.Score(state, best, shape, rng), rng);
+  // Its class's score and GPUs hold for every member (scores_from_state); tied classes may
+  // differ in GPUs.
+  return PlaceOn(state, best, shape, row[index.class_of(best)].score, rng);
 }
 
 }  // namespace tessera

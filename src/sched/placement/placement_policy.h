@@ -60,8 +60,8 @@ class PlacementPolicy {
   // True when Score depends only on the node's state and the task's shape, so that a score
   // may be reused until the node changes.
   virtual bool deterministic() const { return true; }
-  // True when Score's value, and whether it finds GPUs for the task, depend only on the task
-  // and the node's NodeClassKey (core/node_class_index.h: node type, health, free CPU, memory
+  // True when Score's value, the GPUs it picks and whether it finds them depend only on the
+  // task and the node's NodeClassKey (core/node_class_index.h: node type, health, free CPU, memory
   // and GPU milli, each GPU's free milli, the node's GPU-affinity tags), never on the node's
   // name, id or place. Then the placer scores one node per class of equal keys and breaks the
   // tie among the members of the best classes, with the decisions of a scan over every node.
