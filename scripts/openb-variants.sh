@@ -65,7 +65,7 @@ with open(os.path.join(out, "results.csv"), "w") as f:
         for s, (a, b) in enumerate(zip(r["a"], r["b"])):
             f.write(f"{r['v']},{seed0 + s},{a:.4f},{b:.4f}\n")
 
-extra = " share limit | +1 below it |" if limits else ""
+extra = " share limit | baseline + 1 below it |" if limits else ""
 lines = [f"| variant | {base} mean | {base} min–max | {mine} mean | {mine} min–max | margin | "
          f"margin min–max (per seed) | seeds won |" + extra,
          "|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---|" if limits else "")]
