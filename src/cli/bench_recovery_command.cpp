@@ -316,6 +316,12 @@ Status RunRecoveryBench(const RecoveryBenchFlags& f) {
     return InvalidArgument("--workers: must be 2..nodes-1 (" + std::to_string(f.nodes) +
                            " nodes), got " + std::to_string(f.workers));
   }
+  // Each round's node stays dead; the last round still needs the gang and a spare.
+  if (f.nodes < f.workers + f.rounds + 1) {
+    return InvalidArgument("--nodes: at least workers + rounds + 1 (" +
+                           std::to_string(f.workers + f.rounds + 1) +
+                           "): every round's node stays dead, got " + std::to_string(f.nodes));
+  }
   std::vector<RecoveryMode> policies;
   for (const auto& name : SplitCommas(f.policies)) {
     auto p = ParseRecoveryMode(name);
@@ -419,7 +425,7 @@ void RegisterBenchRecoveryCommand(CLI::App& app) {
                   "Merge the result into this JSON file, the sim's --recovery-times preset "
                   "(src/sim/failures/measured_recovery_times.json is the built-in one)");
   cmd->add_option("--program", flags->program,
-                  "sleep | pytorch (examples/programs/ddp_train.py; e.g. --nodes 4 --workers 2)")
+                  "sleep | pytorch (examples/programs/ddp_train.py; e.g. --nodes 8 --workers 2)")
       ->capture_default_str();
   cmd->add_option("--script", flags->script, "With --program pytorch: the training script")
       ->capture_default_str();
