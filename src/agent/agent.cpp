@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "agent/heartbeat_batches.h"
 #include "agent/simulated_task.h"
 #include "spec/document.h"
 
@@ -820,67 +821,81 @@ void Agent::HeartbeatLoopAt(const std::string& url) {
       dirty_ = false;
     }
     const std::string& single = nodes_.front().name;
-    const std::string path =
-        (batched ? "/v1/agents/heartbeat" : "/v1/agents/" + single + "/heartbeat") +
-        "?waitMs=" + std::to_string(wait);
-    const std::string body =
-        batched ? DumpJson(ToJson(BuildNodesRequest())) : DumpJson(ToJson(BuildRequest(single)));
-    client.set_read_timeout(static_cast<time_t>(wait / 1000 + 10), 0);
-    const Tick sent = NowMs();
-    credential_.Apply(client);
-    auto res = client.Post(path.c_str(), body, "application/json");
-    const bool answered = res && res->status == 200;
-    metrics_.Heartbeat(static_cast<double>(NowMs() - sent) / 1000.0, answered);
-    if (answered) last_heartbeat_ok_ms_ = NowMs();
-    if (!KeepServer(url, res)) {
-      Complain("heartbeat to " + url + " failed or was refused by a standby; trying " + Server());
-      {
-        std::lock_guard lock(mu_);
-        dirty_ = true;  // report everything to the next one at once
-      }
-      Pause(100);
-      continue;
-    }
-    if (!res) {
-      retry_later("heartbeat failed (" + httplib::to_string(res.error()) +
-                  "); retrying, tasks keep running");
-      continue;
-    }
-    if (!batched && res->status == 404) {
-      nodes_.front().registered = false;  // the controller lost it (e.g. a fresh store)
-      continue;
-    }
-    if (res->status == 401 && !credential_.has_credential()) {
-      for (auto& node : nodes_) node.registered = false;  // authentication came on: register
-      retry_later("heartbeat refused (401): registering again with the bootstrap token");
-      continue;
-    }
-    if (res->status != 200) {
-      retry_later("heartbeat refused (" + std::to_string(res->status) + "): " + res->body);
-      continue;
-    }
-    auto doc = ParseJson(res->body);
-    if (!doc) continue;
-    std::map<std::string, HeartbeatReply> replies;
+    // Emulated nodes: one batched request, in parts that fit the controller's body limit
+    // (heartbeat_batches.h); all but the last part are answered at once, the last long-polls.
+    std::vector<std::string> bodies;
     if (batched) {
-      auto reply = NodesHeartbeatReplyFromJson(*doc);
-      if (!reply) {
-        Complain("bad heartbeat reply: " + reply.error().message);
-        continue;
-      }
-      const std::set<std::string> unknown(reply->unknown.begin(), reply->unknown.end());
-      for (auto& node : nodes_) {
-        if (unknown.contains(node.name)) node.registered = false;  // register it again
-      }
-      replies = std::move(reply->nodes);
+      for (const auto& part : SplitNodesHeartbeat(BuildNodesRequest()))
+        bodies.push_back(DumpJson(ToJson(part)));
     } else {
-      auto reply = HeartbeatReplyFromJson(*doc);
-      if (!reply) {
-        Complain("bad heartbeat reply: " + reply.error().message);
-        continue;
-      }
-      replies.emplace(single, std::move(*reply));
+      bodies.push_back(DumpJson(ToJson(BuildRequest(single))));
     }
+    std::map<std::string, HeartbeatReply> replies;
+    bool failed = false;
+    for (std::size_t part = 0; part < bodies.size() && !failed; ++part) {
+      const Tick part_wait = part + 1 == bodies.size() ? wait : 0;
+      const std::string path =
+          (batched ? "/v1/agents/heartbeat" : "/v1/agents/" + single + "/heartbeat") +
+          "?waitMs=" + std::to_string(part_wait);
+      client.set_read_timeout(static_cast<time_t>(part_wait / 1000 + 10), 0);
+      const Tick sent = NowMs();
+      credential_.Apply(client);
+      auto res = client.Post(path.c_str(), bodies[part], "application/json");
+      const bool answered = res && res->status == 200;
+      metrics_.Heartbeat(static_cast<double>(NowMs() - sent) / 1000.0, answered);
+      if (answered) last_heartbeat_ok_ms_ = NowMs();
+      failed = true;
+      if (!KeepServer(url, res)) {
+        Complain("heartbeat to " + url + " failed or was refused by a standby; trying " + Server());
+        {
+          std::lock_guard lock(mu_);
+          dirty_ = true;  // report everything to the next one at once
+        }
+        Pause(100);
+        break;
+      }
+      if (!res) {
+        retry_later("heartbeat failed (" + httplib::to_string(res.error()) +
+                    "); retrying, tasks keep running");
+        break;
+      }
+      if (!batched && res->status == 404) {
+        nodes_.front().registered = false;  // the controller lost it (e.g. a fresh store)
+        break;
+      }
+      if (res->status == 401 && !credential_.has_credential()) {
+        for (auto& node : nodes_) node.registered = false;  // authentication came on: register
+        retry_later("heartbeat refused (401): registering again with the bootstrap token");
+        break;
+      }
+      if (res->status != 200) {
+        retry_later("heartbeat refused (" + std::to_string(res->status) + "): " + res->body);
+        break;
+      }
+      auto doc = ParseJson(res->body);
+      if (!doc) break;
+      if (batched) {
+        auto reply = NodesHeartbeatReplyFromJson(*doc);
+        if (!reply) {
+          Complain("bad heartbeat reply: " + reply.error().message);
+          break;
+        }
+        const std::set<std::string> unknown(reply->unknown.begin(), reply->unknown.end());
+        for (auto& node : nodes_) {
+          if (unknown.contains(node.name)) node.registered = false;  // register it again
+        }
+        for (auto& [node, r] : reply->nodes) replies.insert_or_assign(node, std::move(r));
+      } else {
+        auto reply = HeartbeatReplyFromJson(*doc);
+        if (!reply) {
+          Complain("bad heartbeat reply: " + reply.error().message);
+          break;
+        }
+        replies.emplace(single, std::move(*reply));
+      }
+      failed = false;
+    }
+    if (failed) continue;
     Apply(replies);
   }
 }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -46,21 +47,27 @@ std::string SingleGpuSpec(const std::string& name, const std::string& queue, int
 Status WritePendingStore(const std::string& path, int jobs) {
   auto store = SqliteStore::Open(path);
   if (!store) return std::unexpected(store.error());
+  // One parsed spec per duration; each job is its duration's spec under its own name.
+  std::map<int, JobSpec> by_duration;
+  for (int i = 0; i < std::min(jobs, 41); ++i) {
+    auto spec = ParseJobSpec(SingleGpuSpec("template", "bench-scale", 0, DurationSeconds(i)));
+    if (!spec) return std::unexpected(spec.error());
+    by_duration.emplace(DurationSeconds(i), std::move(*spec));
+  }
   const Tick now = NowMs();
   constexpr int kChunk = 20000;
   for (int first = 0; first < jobs; first += kChunk) {
     Change c;
     if (first == 0) c.put_queues.push_back({"bench-scale", now});
     for (int i = first; i < std::min(jobs, first + kChunk); ++i) {
-      const std::string name = "job-" + std::to_string(i);
-      auto spec = ParseJobSpec(SingleGpuSpec(name, "bench-scale", 0, DurationSeconds(i)));
-      if (!spec) return std::unexpected(spec.error());
+      JobSpec spec = by_duration.at(DurationSeconds(i));
+      spec.name = "job-" + std::to_string(i);
       JobRecord j;
       j.id = i + 1;
-      j.queue = spec->queue;
-      j.name = spec->name;
-      j.kind = std::string(KindName(spec->kind));
-      j.spec_json = DumpJson(JobSpecToJson(*spec));
+      j.queue = spec.queue;
+      j.name = spec.name;
+      j.kind = std::string(KindName(spec.kind));
+      j.spec_json = DumpJson(JobSpecToJson(spec));
       j.submit_ms = now - jobs + i;  // in submission order
       UnitRecord u;
       u.job_id = j.id;

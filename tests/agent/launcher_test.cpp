@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "agent/gpu_inventory.h"
+#include "agent/heartbeat_batches.h"
 #include "agent/simulated_task.h"
 
 namespace tessera {
@@ -282,6 +283,35 @@ TEST(SimulatedTaskTest, RunsForTheSecondsOfItsSleep) {
   t.command = {"sleep", "3"};
   t.shell = true;  // a shell line: not parsed
   EXPECT_EQ(SimulatedRunMs(t), std::nullopt);
+}
+
+// A batched heartbeat of many emulated nodes goes in parts of bounded task and node counts;
+// each node whole in exactly one part, in name order.
+TEST(HeartbeatBatchesTest, PartsBoundTasksAndNodesAndKeepEachNodeWhole) {
+  NodesHeartbeatRequest all;
+  for (int n = 0; n < 10; ++n) {
+    auto& hb = all.nodes["node-" + std::to_string(n)];
+    for (int t = 0; t < (n == 7 ? 9 : 3); ++t) hb.tasks.push_back(TaskReport{});
+  }
+  const auto parts = SplitNodesHeartbeat(all, 7, 2);
+  std::vector<std::string> order;
+  for (const auto& part : parts) {
+    std::size_t tasks = 0;
+    for (const auto& [node, hb] : part.nodes) {
+      order.push_back(node);
+      tasks += hb.tasks.size();
+      EXPECT_EQ(hb.tasks.size(), all.nodes.at(node).tasks.size()) << node;
+    }
+    EXPECT_LE(part.nodes.size(), 2U);
+    if (part.nodes.size() > 1) {
+      EXPECT_LE(tasks, 7U);  // node-7 (9 tasks) is alone
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto& [node, hb] : all.nodes) names.push_back(node);
+  EXPECT_EQ(order, names);
+  EXPECT_EQ(parts.size(), 6U);  // {0,1} {2,3} {4,5} {6} {7} {8,9}
+  EXPECT_EQ(SplitNodesHeartbeat({}).size(), 1U);
 }
 
 }  // namespace
