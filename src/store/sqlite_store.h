@@ -30,7 +30,8 @@ namespace tessera {
 
 class SqliteStore final : public Store {
  public:
-  static constexpr int kSchemaVersion = 4;  // 2: jobs.held; 3: nodes.topology; 4: nodes.cordoned
+  // 2: jobs.held; 3: nodes.topology; 4: nodes.cordoned; 5: node_credentials
+  static constexpr int kSchemaVersion = 5;
 
   struct Options {
     bool read_only = false;              // no lock, no writes (inspection, tests)
@@ -45,6 +46,7 @@ class SqliteStore final : public Store {
 
   Result<StoreContents> Load() override;
   Result<std::vector<EventRecord>> Commit(const Change& change) override;
+  Result<std::vector<NodeCredentialRecord>> LoadNodeCredentials() override;
   Result<std::vector<EventRecord>> EventsSince(std::int64_t after, int limit) override;
   Status Probe() override;
 
