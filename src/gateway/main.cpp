@@ -179,6 +179,7 @@ int main(int argc, char** argv) {
   if (listen_fd >= 0) ::listen(listen_fd, 4096);
   if (!port_file.empty()) std::ofstream(port_file) << port << "\n";
   g_server = &server;
+  std::signal(SIGPIPE, SIG_IGN);  // a peer gone mid-write over TLS: an error, not the end
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
   spdlog::info("tessera-gateway listening on http://{}:{} ({})", host, port,
