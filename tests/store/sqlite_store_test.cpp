@@ -269,9 +269,9 @@ TEST_F(SqliteStoreTest, UpgradesAVersion2StoreWithTheTopologyColumn) {
   EXPECT_EQ(contents->nodes.at(0).topology_json, R"({"leaf":"l3","spine":"s1"})");
 }
 
-// Node credentials (their digests) round-trip, the last of a node wins, and a version 4 store
+// Node credentials (their digests) round-trip, the last of a node wins, and a version 5 store
 // (before the table) gets it on opening.
-TEST_F(SqliteStoreTest, NodeCredentialsRoundTripAndAVersion4StoreGetsTheTable) {
+TEST_F(SqliteStoreTest, NodeCredentialsRoundTripAndAVersion5StoreGetsTheTable) {
   {
     auto store = OpenStore();
     Change c;
@@ -289,7 +289,7 @@ TEST_F(SqliteStoreTest, NodeCredentialsRoundTripAndAVersion4StoreGetsTheTable) {
   EXPECT_EQ((*creds)[0].digest, std::string(64, 'c'));
   EXPECT_EQ((*creds)[1].digest, std::string(64, 'b'));
   const std::string cmd = "sqlite3 " + path_ +
-                          " \"DROP TABLE node_credentials; UPDATE meta SET value='4' WHERE "
+                          " \"DROP TABLE node_credentials; UPDATE meta SET value='5' WHERE "
                           "key='schema_version'\"";
   if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "sqlite3 shell not available";
   auto upgraded = OpenStore();
