@@ -89,8 +89,9 @@ struct UpAccess {
   std::vector<std::string> agent_args;
 };
 
-// Tokens and TLS (every controller, leader or standby, serves HTTPS), made once in the state
-// directory; --insecure: neither.
+// Tokens and TLS, made once in the state directory; --insecure: neither. Every controller,
+// leader or standby, serves HTTPS; the agents' endpoints are HTTPS and answer task logs and
+// exec to the controller's client certificate only.
 Result<UpAccess> PrepareAccess(const UpFlags& f, const std::string& state) {
   UpAccess a;
   if (f.insecure) {
@@ -105,6 +106,13 @@ Result<UpAccess> PrepareAccess(const UpFlags& f, const std::string& state) {
   a.agent_args = {"--bootstrap-token-file", a.creds->bootstrap_file};
   auto tls = EnsureUpTls(state);
   if (!tls) return std::unexpected(tls.error());
+  a.controller_args.insert(
+      a.controller_args.end(),
+      {"--agent-client-cert-file", tls->client_cert_file, "--agent-client-key-file",
+       tls->client_key_file, "--agent-ca-file", tls->ca_file});
+  a.agent_args.insert(a.agent_args.end(),
+                      {"--tls-cert-file", tls->agent_cert_file, "--tls-private-key-file",
+                       tls->agent_key_file, "--client-ca-file", tls->ca_file});
   a.tls = *tls;
   a.controller_args.insert(a.controller_args.end(), {"--tls-cert-file", a.tls->cert_file,
                                                      "--tls-private-key-file", a.tls->key_file});
@@ -480,12 +488,14 @@ Status RunUp(UpFlags f) {
     for (const auto& u : *more) *url += "," + u;  // agents and the CLI follow the leader
     WriteText(state + "/endpoint", *url + "\n");
   }
-  if (auto s = WriteContext(state, *url, access->tls ? "tls/ca.crt" : "",
+  // The CA of the controllers and of the agents' endpoints (which `tessera top` reads).
+  const bool ca = access->tls.has_value();
+  if (auto s = WriteContext(state, *url, ca ? "tls/ca.crt" : "",
                             access->creds ? "auth/admin.token" : "");
       !s)
     return std::unexpected(s.error());
   RememberAccess(*url, access->creds ? access->creds->admin_token : "",
-                 access->tls ? access->tls->ca_file : "");
+                 ca ? state + "/tls/ca.crt" : "");
   const pid_t pid = LivePid(state + "/tesserad.pid", "tesserad").value_or(0);
   std::vector<std::string> names;
   int readopted = 0;
