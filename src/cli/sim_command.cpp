@@ -327,6 +327,39 @@ int RunFailures(const SimFlags& flags) {
   return 0;
 }
 
+// --experiment replay --failures FILE: the failure file's node failures (gpu, host, nic: the
+// node is lost with its jobs' processes), detected --detect-seconds later (or as the live
+// controller measured it, --recovery-times).
+struct ReplayFailureSet {
+  std::vector<NodeFailure> events;
+  Tick detect = 0;
+};
+
+Result<ReplayFailureSet> ReplayFailures(const SimFlags& flags, const Cluster& cluster) {
+  ReplayFailureSet out;
+  if (flags.failures.empty()) return out;
+  if (!flags.failures.ends_with(".csv")) {
+    return InvalidArgument("--failures: with --experiment replay, a failure file (CSV) only");
+  }
+  const RecoveryTopology topology = BuildRecoveryTopology(cluster);
+  auto events = LoadFailureFile(flags.failures, cluster, topology, kNever / 2);
+  if (!events) return InvalidArgument("--failures: " + events.error().message);
+  for (const FailureEvent& e : *events) {
+    if (e.component == Component::kLeafSwitch || e.component == Component::kSoftware) {
+      return InvalidArgument("--failures: " + flags.failures + ":" + std::to_string(e.line) +
+                             ": with --experiment replay, gpu, host or nic failures only");
+    }
+    out.events.push_back({e.time, NodeId(e.target), e.repair < 0 ? kNever : e.repair});
+  }
+  out.detect = FromSeconds(flags.detect_seconds);
+  if (!flags.recovery_times.empty()) {
+    auto measured = LoadMeasuredRecoveryTimes(flags.recovery_times);
+    if (!measured) return std::unexpected(measured.error());
+    out.detect = FromSeconds(measured->detect_seconds);
+  }
+  return out;
+}
+
 // --experiment colocation: services and offline tasks drawn from an openb pod list (LS, BE) or
 // a synthetic LLM fleet; the setups compared on the same draw.
 int RunColocation(const SimFlags& flags) {
@@ -451,10 +484,8 @@ int RunSim(const SimFlags& flags) {
     return Fail("--experiment: '" + flags.experiment +
                 "' is unknown (allocation, replay, failures, colocation, serving)");
   }
-  if (!flags.failures.empty()) {
-    return Fail(
-        "--failures: only with --experiment failures for now (replay under failures is "
-        "not built yet)");
+  if (!flags.failures.empty() && flags.experiment != "replay") {
+    return Fail("--failures: only with --experiment failures or replay");
   }
   auto cluster = LoadCluster(flags.cluster);
   if (!cluster) return Fail("--cluster: " + cluster.error().message);
@@ -506,6 +537,18 @@ int RunSim(const SimFlags& flags) {
     }
   } else {
     std::vector<Workload> jobs = ToWorkloads(trace->jobs, *cluster);
+    bool elastic = false;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const TraceJob& t = trace->jobs[i];
+      if (t.min_workers > 0 && jobs[i].min_workers == 0) {
+        return Fail("--trace: job " + t.id + ": min_workers..max_workers " +
+                    std::to_string(t.min_workers) + ".." + std::to_string(t.max_workers) +
+                    " must hold its size, a gang of whole nodes (gpus / GPUs per node)");
+      }
+      elastic |= jobs[i].min_workers > 0;
+    }
+    auto failures = ReplayFailures(flags, *cluster);
+    if (!failures) return Fail(failures.error().message);
     // The queue tree: the file's (jobs assigned by user), or one queue per user.
     const Resources capacity = ClusterCapacity(*cluster);
     std::shared_ptr<const QueueTree> tree;
@@ -542,6 +585,10 @@ int RunSim(const SimFlags& flags) {
       options.restart_cost = FromSeconds(flags.restart_cost_seconds);
       options.checkpoint_interval = FromSeconds(flags.checkpoint_interval_seconds);
       options.scheduler.queues = tree;
+      // As live: a job with an elastic range is resized (the simulator's default is off).
+      options.scheduler.elastic = elastic;
+      options.node_failures = failures->events;
+      options.failure_detect = failures->detect;
       std::cerr << fmt::format("replaying {} jobs under {} ...\n", jobs.size(), p);
       auto r = RunReplay(*cluster, jobs, options);
       if (!r) return Fail("--policy: " + r.error().message);
@@ -595,7 +642,8 @@ void RegisterSimCommand(CLI::App& app) {
   // --experiment failures (docs/failures.md).
   sim->add_option("--failures", flags->failures,
                   "failures: a preset (llama3, llama3-lemons, none), a .yaml model, or a CSV file "
-                  "time_seconds,component,target[,repair_seconds]");
+                  "time_seconds,component,target[,repair_seconds]; replay: a CSV file of node "
+                  "failures (gpu, host, nic), each job on a lost node restarts (requeue)");
   sim->add_option("--job-gpus", flags->job_gpus,
                   "failures: GPUs of the gang; comma-separated for several gangs")
       ->capture_default_str();
@@ -615,7 +663,7 @@ void RegisterSimCommand(CLI::App& app) {
                   "failures: seconds per restart (checkpoint reload, process start, NCCL init)")
       ->capture_default_str();
   sim->add_option("--detect-seconds", flags->detect_seconds,
-                  "failures: seconds from a failure to its detection")
+                  "failures, replay --failures: seconds from a failure to its detection")
       ->capture_default_str();
   sim->add_option("--recovery-times", flags->recovery_times,
                   "failures: measured = detection, restart and cold start as this controller "
