@@ -461,12 +461,15 @@ Status RunUp(UpFlags f) {
     for (const auto& u : *more) *url += "," + u;  // agents and the CLI follow the leader
     WriteText(state + "/endpoint", *url + "\n");
   }
-  if (auto s = WriteContext(state, *url, access->tls ? "tls/ca.crt" : "",
+  // The CA also where the controller speaks plain HTTP (etcd): the agents' endpoints, which
+  // `tessera top` reads, are HTTPS with a certificate from it.
+  const bool ca = access->creds.has_value();
+  if (auto s = WriteContext(state, *url, ca ? "tls/ca.crt" : "",
                             access->creds ? "auth/admin.token" : "");
       !s)
     return std::unexpected(s.error());
   RememberAccess(*url, access->creds ? access->creds->admin_token : "",
-                 access->tls ? access->tls->ca_file : "");
+                 ca ? state + "/tls/ca.crt" : "");
   const pid_t pid = LivePid(state + "/tesserad.pid", "tesserad").value_or(0);
   std::vector<std::string> names;
   int readopted = 0;
