@@ -65,6 +65,7 @@ struct SimFlags {
   std::string job_gpus = "16384";
   std::string recovery = "requeue,replace,spares";
   std::string recovery_times;  // "" = the flags; "measured" = the live controller's (bench)
+  std::string event_log;       // replay: every start, finish, resize, recovery, one a line
   double days = 30;
   double checkpoint_interval_seconds = 0;  // 0 = Young/Daly
   double checkpoint_cost_seconds = 5;
@@ -590,8 +591,14 @@ int RunSim(const SimFlags& flags) {
       options.node_failures = failures->events;
       options.failure_detect = failures->detect;
       std::cerr << fmt::format("replaying {} jobs under {} ...\n", jobs.size(), p);
+      options.record_events = !flags.event_log.empty();
       auto r = RunReplay(*cluster, jobs, options);
       if (!r) return Fail("--policy: " + r.error().message);
+      if (!flags.event_log.empty()) {
+        std::ofstream log(flags.event_log + (policies.size() > 1 ? "." + p : ""));
+        for (const auto& line : r->events) log << line << "\n";
+        if (!log) return Fail("--event-log: cannot write " + flags.event_log);
+      }
       auto j = ReplayResultJson(*r);
       std::cerr << fmt::format("  {} done: {} events, {} scheduling cycles, {:.2f} s\n", p,
                                r->event_count, r->schedule_calls, r->wall_seconds);
@@ -665,6 +672,9 @@ void RegisterSimCommand(CLI::App& app) {
   sim->add_option("--detect-seconds", flags->detect_seconds,
                   "failures, replay --failures: seconds from a failure to its detection")
       ->capture_default_str();
+  sim->add_option("--event-log", flags->event_log,
+                  "replay: write every arrival, start, finish, resize and recovery here, one a "
+                  "line (ms: what), .POLICY appended with several policies");
   sim->add_option("--recovery-times", flags->recovery_times,
                   "failures: measured = detection, restart and cold start as this controller "
                   "achieves them live (built in from tessera bench recovery --write-preset), or "
