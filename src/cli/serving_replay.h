@@ -1,7 +1,6 @@
 // The live half of `tessera bench serving`: an LLM trace slice sent through tessera-gateway at
-// its (scaled) arrival times, with prompts built so that their KV blocks stand for the trace's
-// blocks: block j of a request is made of tokens derived from its hash id alone, so two requests
-// share a block's chained hash exactly when the trace gives them the same hash-id prefix.
+// its (scaled) arrival times, with prompts whose KV blocks stand for the trace's blocks
+// (sim/serving/replay_prompts.h).
 // Each request streams; its TTFT is the time to the first token event, its cache hit the
 // `cached_tokens` the engine reports in the final usage chunk.
 #pragma once
@@ -10,19 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "sim/serving/replay_prompts.h"
 #include "sim/trace/llm_trace.h"
 
 namespace tessera::cli {
-
-// The prompt's token ids (each < 2^31) for request `index` of a trace with `block_tokens`-token
-// hash ids (0: none; every token then comes from the index, nothing is shared).
-std::vector<std::int32_t> ReplayPromptTokens(const LlmRequest& request, std::size_t index,
-                                             int block_tokens);
-
-// The slice as the simulator is to see it: each request's block hashes are the chained hashes
-// of its replay prompt over `hash_block_tokens` (full blocks only, as the engines and the
-// gateway hash them), so the simulated and the live replicas cache the very same blocks.
-LlmTrace ReplayTraceForSim(const LlmTrace& trace, int hash_block_tokens);
 
 struct ReplayOptions {
   std::string gateway_url;  // http://127.0.0.1:PORT
