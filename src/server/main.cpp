@@ -44,7 +44,7 @@ struct Flags {
   bool priority_preemption = false;
   std::string queues_path;
   std::string topology_levels;
-  std::string recovery = "requeue";
+  std::string recovery;        // empty: --config's recovery, else requeue
   int spares_per_domain = -1;  // -1: 1 with --recovery spares, else 0
   int http_threads = 16;
   tessera::FrontendLimits limits;
@@ -143,7 +143,9 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   app.add_option("--endpoint-file", f.endpoint_file, "Write http://HOST:PORT here once listening");
-  app.add_option("--config", f.config_path, "Scheduler config YAML (queuePolicy, placementPolicy)");
+  app.add_option("--config", f.config_path,
+                 "Controller config YAML (queuePolicy, placementPolicy, recovery, "
+                 "sparesPerDomain, ...; the flags override it)");
   app.add_option("--queue-policy", f.queue_policy,
                  "fifo | backfill | srtf | srsf | las | drf | drf-naive (overrides --config)");
   app.add_option("--placement-policy", f.placement_policy,
@@ -158,8 +160,8 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "domain at each (tessera-agent --topology spine=s1,leaf=l3)");
   app.add_option("--recovery", f.recovery,
                  "How gangs recover from a lost or drained node unless their spec.recovery says: "
-                 "requeue | replace | spares (docs/failures.md)")
-      ->capture_default_str();
+                 "requeue | replace | spares (docs/failures.md); default: --config's "
+                 "recovery, else requeue");
   app.add_option("--spares-per-domain", f.spares_per_domain,
                  "Idle spare nodes kept in every leaf domain for recovery (default 1 with "
                  "--recovery spares, else 0)");
@@ -200,10 +202,12 @@ Result<std::string> DatabasePath(const Flags& f) {
 // The controller's options from the flags (and --config, --queues), checked.
 Result<tessera::ControllerOptions> OptionsFrom(const Flags& f) {
   tessera::ControllerOptions options;
+  tessera::ControllerConfigFile file;
   if (!f.config_path.empty()) {
-    auto config = tessera::LoadSchedulerConfig(f.config_path);
+    auto config = tessera::LoadControllerConfig(f.config_path);
     if (!config) return std::unexpected(config.error());
-    options.scheduler = *config;
+    file = std::move(*config);
+    options.scheduler = file.scheduler;
   }
   if (!f.queue_policy.empty()) options.scheduler.queue_policy = f.queue_policy;
   if (!f.placement_policy.empty()) options.scheduler.placement_policy = f.placement_policy;
@@ -225,16 +229,19 @@ Result<tessera::ControllerOptions> OptionsFrom(const Flags& f) {
     options.topology_levels.push_back(level);
     start = comma + 1;
   }
-  auto recovery = tessera::ParseRecoveryMode(f.recovery);
+  auto recovery = f.recovery.empty()
+                      ? std::optional(file.recovery.value_or(tessera::RecoveryMode::kRequeue))
+                      : tessera::ParseRecoveryMode(f.recovery);
   if (!recovery) {
     return tessera::InvalidArgument("--recovery: must be one of " +
                                     std::string(tessera::kRecoveryModeNames) + ", got '" +
                                     f.recovery + "'");
   }
   options.recovery = *recovery;
-  options.spares_per_domain = f.spares_per_domain >= 0
-                                  ? f.spares_per_domain
-                                  : (*recovery == tessera::RecoveryMode::kSpares);
+  options.spares_per_domain =
+      f.spares_per_domain >= 0
+          ? f.spares_per_domain
+          : file.spares_per_domain.value_or(*recovery == tessera::RecoveryMode::kSpares);
   if (auto s = tessera::CheckControllerOptions(options); !s) return std::unexpected(s.error());
   options.heartbeat_timeout_ms = static_cast<tessera::Tick>(f.heartbeat_timeout_s * 1000);
   options.heartbeat_interval_ms = static_cast<tessera::Tick>(f.heartbeat_interval_s * 1000);
