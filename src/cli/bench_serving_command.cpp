@@ -52,6 +52,7 @@ struct BenchServingFlags {
   std::string kv_blocks;  // N, auto, or empty: the engine profile's KV cache
   double slo_ttft_ms = 5000;
   double slo_tbt_ms = 100;
+  double burst_spacing_ms = 50;
   std::string state;
   std::string out;
   std::string bin_dir;
@@ -163,7 +164,15 @@ Result<LlmTrace> SliceOf(const BenchServingFlags& f) {
                     all->requests.end());
   if (t.requests.empty()) return InvalidArgument("--trace: no request in the slice");
   const std::int64_t t0 = t.requests.front().arrival_us;
+  // Requests the trace gives one instant (Mooncake's come in bursts, up to 16 at once) are
+  // spread in trace order, here for both sides: sent live at once, they would reach the engines
+  // in the order their prompts finish uploading and parsing, shortest first, not the trace's.
+  const auto spacing = static_cast<std::int64_t>(f.burst_spacing_ms * 1000 * f.rate_scale);
+  std::int64_t burst_at = -1, in_burst = 0;
   for (LlmRequest& r : t.requests) {
+    in_burst = r.arrival_us == burst_at ? in_burst + 1 : 0;
+    burst_at = r.arrival_us;
+    r.arrival_us += in_burst * spacing;
     r.arrival_us -= t0;
     r.output_tokens = std::max<std::int64_t>(1, r.output_tokens);  // an OpenAI max_tokens >= 1
     r.prompt_tokens = std::max<std::int64_t>(1, r.prompt_tokens);
@@ -282,6 +291,7 @@ Result<Json> RunBenchServing(const BenchServingFlags& f) {
               {"kv_blocks_per_replica", kv_blocks},
               {"slo_ttft_ms", f.slo_ttft_ms},
               {"slo_tbt_ms", f.slo_tbt_ms},
+              {"burst_spacing_ms", f.burst_spacing_ms},
               {"live", live},
               {"sim",
                {{"completed", sim->completed},
@@ -332,6 +342,11 @@ void RegisterBenchServingCommand(CLI::App& app) {
   cmd->add_option("--slo-ttft-ms", flags->slo_ttft_ms, "TTFT SLO (modelled ms)")
       ->capture_default_str();
   cmd->add_option("--slo-tbt-ms", flags->slo_tbt_ms, "TBT SLO (modelled ms)")
+      ->capture_default_str();
+  cmd->add_option("--burst-spacing-ms", flags->burst_spacing_ms,
+                  "Requests of one trace instant are sent this far apart (modelled ms, after "
+                  "--rate-scale), in trace order, live and simulated alike")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--state", flags->state, "Cluster state directory (default: a temporary one)");
   cmd->add_option("--bin-dir", flags->bin_dir,
