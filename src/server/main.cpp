@@ -63,6 +63,7 @@ struct Flags {
   bool insecure = false;
   std::string tls_cert_file;
   std::string tls_key_file;
+  tessera::AgentClientTls agent_tls;
 };
 
 // The HTTP front end's limits (src/server/http_frontend.h).
@@ -131,6 +132,12 @@ void AddAuthFlags(CLI::App& app, Flags& f) {
   app.add_option("--tls-cert-file", f.tls_cert_file,
                  "Serve HTTPS with this certificate (PEM; `tessera up` makes one from a local CA)");
   app.add_option("--tls-private-key-file", f.tls_key_file, "The certificate's private key (PEM)");
+  app.add_option("--agent-client-cert-file", f.agent_tls.cert_file,
+                 "Client certificate presented to the agents' endpoints (task logs, exec), which "
+                 "answer only it (kube-apiserver's --kubelet-client-certificate)");
+  app.add_option("--agent-client-key-file", f.agent_tls.key_file, "Its private key (PEM)");
+  app.add_option("--agent-ca-file", f.agent_tls.ca_file,
+                 "CA the agents' certificates are checked against (https agent URLs)");
   app.add_flag("--insecure", f.insecure,
                "No authentication and no TLS (a throwaway cluster on 127.0.0.1 only)");
 }
@@ -324,6 +331,7 @@ int Serve(const Flags& f, tessera::Store& store, const std::string& store_name, 
     }
   }
   if (guard) server.RequireAuth(guard);
+  server.SetAgentTls(f.agent_tls);
   auto bound = tessera::BindRetrying([&] { return server.Bind(f.listen, port); });
   if (!bound) {
     spdlog::error("{}", bound.error().message);
@@ -430,6 +438,10 @@ int main(int argc, char** argv) {
   }
   if (flags.tls_cert_file.empty() != flags.tls_key_file.empty()) {
     spdlog::error("give --tls-cert-file and --tls-private-key-file together");
+    return 2;
+  }
+  if (flags.agent_tls.cert_file.empty() != flags.agent_tls.key_file.empty()) {
+    spdlog::error("give --agent-client-cert-file and --agent-client-key-file together");
     return 2;
   }
   if (flags.tls_cert_file.empty() && !loopback) {
