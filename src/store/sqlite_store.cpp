@@ -100,6 +100,9 @@ CREATE TABLE IF NOT EXISTS nodes(
   message TEXT NOT NULL,
   topology TEXT NOT NULL DEFAULT '{}',
   cordoned INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS node_credentials(
+  node TEXT PRIMARY KEY,
+  digest TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS events(
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   time_ms INTEGER NOT NULL,
@@ -597,6 +600,11 @@ Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& 
     Stmt st(statements_, db_, "DELETE FROM jobs WHERE id = ?");
     if (!st.Int(1, id).Run()) return StatementError(st, "job " + std::to_string(id));
   }
+  for (const auto& c : change.put_node_credentials) {
+    Stmt st(statements_, db_, "INSERT OR REPLACE INTO node_credentials(node, digest) VALUES(?, ?)");
+    if (!st.Text(1, c.node).Text(2, c.digest).Run())
+      return StatementError(st, "the credential of node " + c.node);
+  }
   for (const auto& n : change.put_nodes) {
     Stmt st(statements_, db_,
             "INSERT OR REPLACE INTO nodes(name, address, agent_url, gpu_model, gpu_count, "
@@ -622,6 +630,15 @@ Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& 
     events.push_back(std::move(rec));
   }
   return {};
+}
+
+Result<std::vector<NodeCredentialRecord>> SqliteStore::LoadNodeCredentials() {
+  std::lock_guard lock(mu_);
+  std::vector<NodeCredentialRecord> out;
+  Stmt st(statements_, db_, "SELECT node, digest FROM node_credentials ORDER BY node");
+  while (st.Next()) out.push_back({st.ColText(0), st.ColText(1)});
+  if (!st.ok()) return StatementError(st, "loading node credentials");
+  return out;
 }
 
 Result<std::vector<EventRecord>> SqliteStore::EventsSince(std::int64_t after, int limit) {

@@ -30,8 +30,8 @@ namespace tessera {
 
 class SqliteStore final : public Store {
  public:
-  // 2: jobs.held; 3: nodes.topology; 4: nodes.cordoned; 5: units.resize
-  static constexpr int kSchemaVersion = 5;
+  // 2: jobs.held; 3: nodes.topology; 4: nodes.cordoned; 5: units.resize; 6: node_credentials
+  static constexpr int kSchemaVersion = 6;
 
   struct Options {
     bool read_only = false;              // no lock, no writes (inspection, tests)
@@ -46,6 +46,7 @@ class SqliteStore final : public Store {
 
   Result<StoreContents> Load() override;
   Result<std::vector<EventRecord>> Commit(const Change& change) override;
+  Result<std::vector<NodeCredentialRecord>> LoadNodeCredentials() override;
   Result<std::vector<EventRecord>> EventsSince(std::int64_t after, int limit) override;
   Status Probe() override;
 
