@@ -44,6 +44,7 @@ void RegisterCommands(CLI::App& app) {
   RegisterCordonCommands(app);
   RegisterBenchLiveCommand(app);  // last: adds `live` under a `bench` registered before it
   RegisterBenchGatewayCommand(app);
+  RegisterBenchServingCommand(app);
   RegisterBenchRecoveryCommand(app);
   RegisterBenchStoreCommand(app);
   RegisterBenchMetricsCommand(app);

@@ -25,6 +25,8 @@ void RegisterCordonCommands(CLI::App& app);
 void RegisterBenchLiveCommand(CLI::App& app);
 // Adds `gateway` under `bench` (after RegisterBenchLiveCommand).
 void RegisterBenchGatewayCommand(CLI::App& app);
+// Adds `serving` under `bench`: the live trace replay against the simulator.
+void RegisterBenchServingCommand(CLI::App& app);
 // Adds `recovery` under `bench` (after RegisterBenchLiveCommand).
 void RegisterBenchRecoveryCommand(CLI::App& app);
 // Adds `store` under `bench`: SQLite and etcd side by side (bench_store_command.cpp).

@@ -4,7 +4,7 @@
 file(GLOB cli_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/cli/*.cpp)
 set(cli_live_names up_command down_command submit_command get_command describe_command describe_service
     logs_command cancel_command release_command live_client daemon bench_live_command
-    bench_gateway_command bench_gateway_load top_command watch events_view
+    bench_gateway_command bench_gateway_load bench_serving_command serving_replay top_command watch events_view
     completion_command bench_metrics_command up_etcd bench_store_command
     up_credentials up_tls)
 if(NOT TESSERA_BUILD_LIVE)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "serve/block_hash.h"
 
@@ -154,19 +155,32 @@ EngineCounters EngineRunner::Counters() const {
 
 void EngineRunner::Loop() {
   std::unique_lock lock(mu_);
+  // Steps run back to back on the modelled timeline: a step starts when the one before was due
+  // to end, not when this thread got round to it, so wake-up latency and the bookkeeping between
+  // steps do not add up over a request's many steps (a busy machine would otherwise slow every
+  // request by its scheduling delay per step). Only a step that is more than kMaxLag late
+  // restarts the timeline from now.
+  constexpr auto kMaxLag = std::chrono::milliseconds(50);
+  Clock::time_point due{};  // when the step just finished was due to end
+  bool on_timeline = false;  // due is the end of the step just finished
   while (!stop_) {
     if (replica_.idle()) {
+      on_timeline = false;
       cv_.wait(lock, [&] { return stop_ || !replica_.idle(); });
       continue;
     }
-    const auto start = Clock::now();
+    const auto now = Clock::now();
+    const auto start = on_timeline && now - due < kMaxLag ? due : now;
     const std::int64_t micros = replica_.BeginStep();
     if (micros <= 0) {  // nothing admissible now; wait for a change
+      on_timeline = false;
       cv_.wait_for(lock, std::chrono::milliseconds(1));
       continue;
     }
     const auto wake = start + std::chrono::microseconds(static_cast<std::int64_t>(
                                   static_cast<double>(micros) * options_.time_scale));
+    due = wake;
+    on_timeline = true;
     lock.unlock();
     std::this_thread::sleep_until(wake);
     lock.lock();

@@ -62,6 +62,10 @@ TEST(ServingCliTest, RunsEveryRouterAndWritesTheSummary) {
   std::ifstream html(dir / "report.html");
   const std::string page((std::istreambuf_iterator<char>(html)), {});
   EXPECT_NE(page.find("chart-serving-goodput"), std::string::npos);
+  EXPECT_NE(page.find("chart-serving-imbalance"), std::string::npos);
+  for (const auto& pt : summary["rate_sweep"]) {
+    EXPECT_GE(pt["load_imbalance"].get<double>(), pt["load_imbalance_floor"].get<double>() - 1e-9);
+  }
 }
 
 TEST(ServingCliTest, BadFlagsNameTheFlag) {
@@ -79,6 +83,13 @@ TEST(ServingCliTest, BadFlagsNameTheFlag) {
   auto [rc3, out3] = RunCommand(base + " --engine /nonexistent.yaml");
   EXPECT_EQ(rc3, 2);
   EXPECT_NE(out3.find("--engine: "), std::string::npos) << out3;
+  auto [rc4, out4] = RunCommand(base + " --routing-param hot_rel=x");
+  EXPECT_EQ(rc4, 2);
+  EXPECT_NE(out4.find("--routing-param: 'hot_rel=x' is not NAME=NUMBER"), std::string::npos)
+      << out4;
+  auto [rc5, out5] = RunCommand(base + " --routing-param warmth=1");
+  EXPECT_EQ(rc5, 2);
+  EXPECT_NE(out5.find("routing parameter 'warmth' is unknown"), std::string::npos) << out5;
 }
 
 }  // namespace

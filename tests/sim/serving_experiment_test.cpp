@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "sim/serving/global_lru.h"
+#include "sim/serving/replay_prompts.h"
 #include "sim/serving/serving_summary.h"
 #include "sim/trace/llm_trace.h"
 
@@ -165,6 +166,34 @@ TEST(ServingExperiment, LoadImbalanceAndItsFloor) {
   EXPECT_NEAR(lr->load_imbalance, 4.0 / 3, 1e-9);
   EXPECT_NEAR(lr->load_imbalance_floor, 4.0 / 3, 1e-9);
   EXPECT_TRUE(ServingRunJson(*lr, 0).contains("load_imbalance_floor"));
+}
+
+TEST(ReplayPrompts, BlocksShareExactlyWhereTheTraceDoes) {
+  // Two turns of one conversation (hash ids 7, 8 then 7, 8, 9) and an unrelated request whose
+  // first id differs; 4-token blocks, prompts ending in a partial block.
+  LlmTrace t;
+  t.format = "mooncake";
+  t.block_tokens = 4;
+  t.requests = {{0, 7, 5, {7, 8}}, {1000, 10, 5, {7, 8, 9}}, {2000, 7, 5, {3, 8}}};
+  const auto a = ReplayPromptTokens(t.requests[0], 0, 4);
+  const auto b = ReplayPromptTokens(t.requests[1], 1, 4);
+  ASSERT_EQ(a.size(), 7u);
+  ASSERT_EQ(b.size(), 10u);
+  EXPECT_TRUE(std::equal(a.begin(), a.begin() + 7, b.begin()));  // ids 7, 8: the same tokens
+  for (std::int32_t tok : b) EXPECT_GE(tok, 0);
+  const LlmTrace sim = ReplayTraceForSim(t, 4);
+  ASSERT_EQ(sim.requests[0].block_hashes.size(), 1u);  // full blocks only: 7 tokens, 1 block
+  ASSERT_EQ(sim.requests[1].block_hashes.size(), 2u);
+  EXPECT_EQ(sim.requests[0].block_hashes[0], sim.requests[1].block_hashes[0]);
+  // Same second id (8) after a different first one: a different chained hash, nothing shared.
+  EXPECT_NE(sim.requests[2].block_hashes[0], sim.requests[0].block_hashes[0]);
+  EXPECT_EQ(sim.requests[1].arrival_us, 1000);
+  // Without hash ids nothing is shared, even between equal lengths.
+  LlmTrace azure;
+  azure.format = "azure";
+  azure.requests = {{0, 32, 1, {}}, {0, 32, 1, {}}};
+  const LlmTrace none = ReplayTraceForSim(azure, 16);
+  EXPECT_NE(none.requests[0].block_hashes[0], none.requests[1].block_hashes[0]);
 }
 
 TEST(RoutingParams, SetByNameOrRefused) {

@@ -1085,6 +1085,11 @@ void AddServing(Page& page, const std::vector<Policy>& policies, const json& sum
   page.Chart("chart-serving-hit", "Prefix hit rate",
              "Prompt tokens served from KV cache over prompt tokens of the requests served.",
              chart_of("prefix_hit_rate", "Prefix hit rate (%)", "%", 100));
+  page.Chart("chart-serving-imbalance", "Load imbalance",
+             "Max over mean running requests per replica, averaged over the time any request "
+             "runs (DESIGN.md). 1 is a perfect balance; with fewer requests running than "
+             "replicas no router can go below about 2 (summary.json's load_imbalance_floor).",
+             chart_of("load_imbalance", "Max / mean running requests", "", 1));
   page.EndSection();
 }
 

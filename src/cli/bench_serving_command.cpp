@@ -1,0 +1,369 @@
+// `tessera bench serving --trace FILE`: the live replay of issue 16's part 5
+// (docs/serving.md). A slice of an LLM trace (Mooncake's or Azure's), time-compressed, goes
+// through tessera-gateway to N tessera-engine-sim replicas (simulated engines) of an
+// InferenceService under a live cluster of its own (`tessera up --gateway-port 0`, stopped at
+// the end), with prompts whose blocks stand for the trace's (serving_replay.h). The same slice
+// then runs through `tessera sim --experiment serving`'s code (RunServing), and the two mean
+// TTFTs and prefix hit rates are compared: they are to agree within 5%.
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <thread>
+
+#include "cli/bench_group.h"
+#include "cli/commands.h"
+#include "cli/daemon.h"
+#include "cli/live_client.h"
+#include "cli/live_commands.h"
+#include "cli/serving_replay.h"
+#include "core/engine_profile.h"
+#include "sim/schedule_benchmark.h"
+#include "sim/serving/global_lru.h"
+#include "sim/serving/serving_experiment.h"
+
+extern char** environ;
+
+namespace tessera::cli {
+
+namespace {
+
+using Json = nlohmann::json;
+
+struct BenchServingFlags {
+  std::string trace;
+  std::int64_t skip = 0;
+  std::int64_t requests = 200;
+  int replicas = 4;
+  std::string router = "tessera";
+  double rate_scale = 1;
+  double time_scale = 1;
+  std::string kv_blocks;  // N, auto, or empty: the engine profile's KV cache
+  double slo_ttft_ms = 5000;
+  double slo_tbt_ms = 100;
+  double burst_spacing_ms = 50;
+  std::string state;
+  std::string out;
+  std::string bin_dir;
+};
+
+// Runs `argv` to its end, output appended to `log`; its exit status (-1: not started).
+int RunToEnd(const std::vector<std::string>& argv, const std::string& log) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string ServiceSpec(const BenchServingFlags& f, const std::string& bin, int block_tokens,
+                        std::int64_t kv_blocks) {
+  const std::vector<std::string> command = {bin + "/tessera-engine-sim",
+                                            "--model",
+                                            "replay",
+                                            "--block-tokens",
+                                            std::to_string(block_tokens),
+                                            "--kv-blocks",
+                                            std::to_string(kv_blocks),
+                                            "--time-scale",
+                                            fmt::format("{}", f.time_scale),
+                                            "--max-waiting",
+                                            "4096"};
+  return fmt::format(
+      "apiVersion: tessera/v1\nkind: InferenceService\nmetadata: {{name: replay, queue: "
+      "default}}\nspec:\n  replicas: {}\n  gpusPerReplica: 1\n  gracePeriodSeconds: 2\n"
+      "  routing: {{policy: {}, blockTokens: {}}}\n  slo: {{ttftMs: {}, tbtMs: {}}}\n"
+      "  command: {}\n",
+      f.replicas, f.router, block_tokens, f.slo_ttft_ms, f.slo_tbt_ms, Json(command).dump());
+}
+
+// Ready replicas of default/replay as the gateway sees them.
+int ReadyReplicas(const std::string& gateway) {
+  ApiClient c(gateway, 2);
+  auto r = c.Get("/v1/services");
+  if (!r || r->status != 200) return 0;
+  const Json doc = Json::parse(r->body, nullptr, false);
+  if (!doc.is_object() || !doc.contains("services")) return 0;
+  int ready = 0;
+  for (const auto& s : doc["services"]) {
+    if (s.value("name", "") != "default/replay") continue;
+    for (const auto& rep : s["replicas"]) ready += rep.value("ready", false);
+  }
+  return ready;
+}
+
+Json LatencyJson(const LatencySummary& s) {
+  return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"count", s.count}};
+}
+
+Json LiveFigures(const std::vector<ReplayOutcome>& outcomes, double* mean_ttft, double* hit_rate) {
+  std::vector<double> ttft, late;
+  std::int64_t ok = 0, rejected = 0, failed = 0;
+  double prompt = 0, cached = 0;
+  std::map<std::string, int> errors;
+  for (const ReplayOutcome& o : outcomes) {
+    late.push_back(o.lateness_ms);
+    if (o.status == 429) {
+      ++rejected;
+      continue;
+    }
+    if (o.status != 200 || o.ttft_ms < 0 || !o.error.empty()) {
+      ++failed;
+      ++errors[o.error.empty() ? "HTTP " + std::to_string(o.status) : o.error];
+      continue;
+    }
+    ++ok;
+    ttft.push_back(o.ttft_ms);
+    prompt += static_cast<double>(o.prompt_tokens);
+    cached += static_cast<double>(o.cached_tokens);
+  }
+  const LatencySummary t = SummarizeLatency(ttft);
+  *mean_ttft = t.mean;
+  *hit_rate = prompt > 0 ? cached / prompt : 0;
+  const LatencySummary l = SummarizeLatency(late);
+  Json j = {{"completed", ok},
+            {"rejected", rejected},
+            {"failed", failed},
+            {"ttft_ms", LatencyJson(t)},
+            {"prefix_hit_rate", *hit_rate},
+            {"send_lateness_ms", LatencyJson(l)}};
+  if (!errors.empty()) j["errors"] = errors;
+  return j;
+}
+
+double RelDiff(double live, double sim) {
+  return sim != 0 ? (live - sim) / sim : (live == 0 ? 0 : 1);
+}
+
+Result<LlmTrace> SliceOf(const BenchServingFlags& f) {
+  auto all = ReadLlmTrace(f.trace, f.skip + f.requests);
+  if (!all) return std::unexpected(all.error());
+  LlmTrace t = *all;
+  const auto first = static_cast<std::size_t>(std::min<std::int64_t>(f.skip, all->requests.size()));
+  t.requests.assign(all->requests.begin() + static_cast<std::ptrdiff_t>(first),
+                    all->requests.end());
+  if (t.requests.empty()) return InvalidArgument("--trace: no request in the slice");
+  const std::int64_t t0 = t.requests.front().arrival_us;
+  // Requests the trace gives one instant (Mooncake's come in bursts, up to 16 at once) are
+  // spread in trace order, here for both sides: sent live at once, they would reach the engines
+  // in the order their prompts finish uploading and parsing, shortest first, not the trace's.
+  const auto spacing = static_cast<std::int64_t>(f.burst_spacing_ms * 1000 * f.rate_scale);
+  std::int64_t burst_at = -1, in_burst = 0;
+  for (LlmRequest& r : t.requests) {
+    in_burst = r.arrival_us == burst_at ? in_burst + 1 : 0;
+    burst_at = r.arrival_us;
+    r.arrival_us += in_burst * spacing;
+    r.arrival_us -= t0;
+    r.output_tokens = std::max<std::int64_t>(1, r.output_tokens);  // an OpenAI max_tokens >= 1
+    r.prompt_tokens = std::max<std::int64_t>(1, r.prompt_tokens);
+  }
+  return t;
+}
+
+Result<Json> RunBenchServing(const BenchServingFlags& f) {
+  namespace fs = std::filesystem;
+  if (f.replicas < 1 || f.replicas > 64) return InvalidArgument("--replicas: 1 to 64");
+  if (!(f.rate_scale > 0)) return InvalidArgument("--rate-scale: must be positive");
+  if (!(f.time_scale > 0)) return InvalidArgument("--time-scale: must be positive");
+  if (f.requests < 1 || f.skip < 0) return InvalidArgument("--requests: >= 1, --skip: >= 0");
+  auto slice = SliceOf(f);
+  if (!slice) return std::unexpected(slice.error());
+  // The engines and the gateway hash blocks of the trace's size (16 for a trace without hashes).
+  const int block_tokens = slice->block_tokens > 0 ? slice->block_tokens : 16;
+  const LlmTrace sim_trace = ReplayTraceForSim(*slice, block_tokens);
+  std::int64_t kv_blocks = EngineProfile{}.kv_cache_tokens / block_tokens;
+  if (f.kv_blocks.empty()) {
+    // the profile's, as the engines' own default
+  } else if (f.kv_blocks == "auto") {
+    kv_blocks =
+        (CapacityForHitRateFraction(sim_trace.requests, block_tokens, 0.9) + f.replicas - 1) /
+        f.replicas;
+  } else {
+    auto [p, ec] =
+        std::from_chars(f.kv_blocks.data(), f.kv_blocks.data() + f.kv_blocks.size(), kv_blocks);
+    if (ec != std::errc() || p != f.kv_blocks.data() + f.kv_blocks.size() || kv_blocks <= 0)
+      return InvalidArgument("--kv-blocks-per-replica: '" + f.kv_blocks +
+                             "' is neither auto nor a whole number > 0");
+  }
+  kv_blocks = std::max<std::int64_t>(kv_blocks, 1);
+
+  const std::string bin = f.bin_dir.empty() ? SelfDirectory() : f.bin_dir;
+  const std::string state =
+      f.state.empty()
+          ? (fs::temp_directory_path() / ("tessera-bench-serving-" + std::to_string(::getpid())))
+                .string()
+          : f.state;
+  fs::create_directories(state);
+  const std::string log = state + "/bench.log";
+  std::cerr << fmt::format(
+      "slice: {} requests of {} ({}-token blocks); {} simulated replicas, {} KV blocks each; "
+      "rate x{}, time scale {}\ncluster: tessera up --state {} (log {})\n",
+      slice->requests.size(), f.trace, block_tokens, f.replicas, kv_blocks, f.rate_scale,
+      f.time_scale, state, log);
+  const std::vector<std::string> up = {
+      bin + "/tessera", "up",     "--state",        state, "--agents",  std::to_string(f.replicas),
+      "--gpus",         "1xH100", "--gateway-port", "0",   "--timeout", "60"};
+  if (RunToEnd(up, log) != 0)
+    return FailedPrecondition("tessera up failed; see " + log + " and " + state + "/logs");
+  const auto down = [&] { RunToEnd({bin + "/tessera", "down", "--state", state}, log); };
+  std::string gateway;
+  std::getline(std::ifstream(state + "/gateway-endpoint"), gateway);
+  ClusterFlags cluster;
+  cluster.state = state;
+  auto url = ResolveServer(cluster);
+  if (!url) {
+    down();
+    return std::unexpected(url.error());
+  }
+  ApiClient api(*url);
+  auto submitted = JsonOf(api.Post("/v1/jobs", ServiceSpec(f, bin, block_tokens, kv_blocks)));
+  if (!submitted) {
+    down();
+    return std::unexpected(submitted.error());
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (ReadyReplicas(gateway) < f.replicas) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      down();
+      return FailedPrecondition("the gateway did not see " + std::to_string(f.replicas) +
+                                " ready replicas within 60 s; see " + state + "/logs");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // KV-event subscriptions
+
+  std::cerr << "live: replaying through " << gateway << "\n";
+  const auto wall = std::chrono::steady_clock::now();
+  const std::vector<ReplayOutcome> outcomes = ReplayThroughGateway(
+      *slice, slice->block_tokens, {gateway, "replay", f.rate_scale, f.time_scale, 600});
+  const double live_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
+  down();
+
+  ServingOptions o;
+  o.replicas = f.replicas;
+  o.rate_scale = f.rate_scale;
+  o.kv_blocks_per_replica = kv_blocks;
+  o.slo_ttft_ms = f.slo_ttft_ms;
+  o.slo_tbt_ms = f.slo_tbt_ms;
+  o.block_tokens = block_tokens;
+  auto sim = RunServing(sim_trace, f.router, o);
+  if (!sim) return std::unexpected(sim.error());
+
+  double live_ttft = 0, live_hit = 0;
+  Json live = LiveFigures(outcomes, &live_ttft, &live_hit);
+  live["wall_seconds"] = live_seconds;
+  const double ttft_diff = RelDiff(live_ttft, sim->ttft_ms.mean);
+  const double hit_diff = RelDiff(live_hit, sim->prefix_hit_rate);
+  Json out = {{"benchmark", "serving-replay"},
+              {"machine", MachineDescription()},
+              {"simulated_engines", true},
+              {"trace",
+               {{"path", f.trace},
+                {"skip", f.skip},
+                {"requests", slice->requests.size()},
+                {"format", slice->format},
+                {"block_tokens", block_tokens}}},
+              {"replicas", f.replicas},
+              {"router", f.router},
+              {"rate_scale", f.rate_scale},
+              {"time_scale", f.time_scale},
+              {"kv_blocks_per_replica", kv_blocks},
+              {"slo_ttft_ms", f.slo_ttft_ms},
+              {"slo_tbt_ms", f.slo_tbt_ms},
+              {"burst_spacing_ms", f.burst_spacing_ms},
+              {"live", live},
+              {"sim",
+               {{"completed", sim->completed},
+                {"rejected", sim->rejected},
+                {"ttft_ms", LatencyJson(sim->ttft_ms)},
+                {"prefix_hit_rate", sim->prefix_hit_rate}}},
+              {"ttft_mean_rel_diff", ttft_diff},
+              {"hit_rate_rel_diff", hit_diff},
+              {"agree_within_5pct", std::abs(ttft_diff) <= 0.05 && std::abs(hit_diff) <= 0.05}};
+  std::cout << fmt::format(
+      "{:<6} {:>10} {:>10} {:>10} {:>9} {:>9}\n{:<6} {:>10.1f} {:>10.1f} {:>9.2f}% {:>9} {:>9}\n"
+      "{:<6} {:>10.1f} {:>10.1f} {:>9.2f}% {:>9} {:>9}\nTTFT mean {:+.1f}%, hit rate {:+.1f}% "
+      "(live vs simulated)\n",
+      "", "TTFT mean", "TTFT p99", "hit rate", "served", "rejected", "live", live_ttft,
+      live["ttft_ms"].value("p99", 0.0), 100 * live_hit, live.value("completed", 0),
+      live.value("rejected", 0), "sim", sim->ttft_ms.mean, sim->ttft_ms.p99,
+      100 * sim->prefix_hit_rate, sim->completed, sim->rejected, 100 * ttft_diff, 100 * hit_diff);
+  if (f.state.empty()) fs::remove_all(state);
+  return out;
+}
+
+}  // namespace
+
+void RegisterBenchServingCommand(CLI::App& app) {
+  CLI::App* bench = &BenchGroup(app);
+  auto flags = std::make_shared<BenchServingFlags>();
+  auto* cmd = bench->add_subcommand(
+      "serving",
+      "Replay an LLM trace slice live (tessera up, tessera-gateway, simulated engine replicas) "
+      "and compare mean TTFT and hit rate with the simulator on the same slice");
+  cmd->add_option("--trace", flags->trace, "Mooncake JSONL or Azure CSV trace")->required();
+  cmd->add_option("--skip", flags->skip, "Requests to skip at the trace's start")
+      ->capture_default_str();
+  cmd->add_option("--requests", flags->requests, "Requests in the slice")->capture_default_str();
+  cmd->add_option("--replicas", flags->replicas, "Engine replicas (one agent and GPU each)")
+      ->capture_default_str();
+  cmd->add_option("--router", flags->router, "The service's routing policy")->capture_default_str();
+  cmd->add_option("--rate-scale", flags->rate_scale, "Request rate x this (arrivals / X)")
+      ->capture_default_str();
+  cmd->add_option("--time-scale", flags->time_scale,
+                  "Wall time per modelled time, for the engines and the arrivals (0.5: twice "
+                  "as fast); TTFTs are reported in modelled ms")
+      ->capture_default_str();
+  cmd->add_option("--kv-blocks-per-replica", flags->kv_blocks,
+                  "KV blocks per replica, N or auto (a 1/N share of what one global LRU cache "
+                  "needs for 90% of the slice's unlimited hit rate); default: the engine "
+                  "profile's KV cache");
+  cmd->add_option("--slo-ttft-ms", flags->slo_ttft_ms, "TTFT SLO (modelled ms)")
+      ->capture_default_str();
+  cmd->add_option("--slo-tbt-ms", flags->slo_tbt_ms, "TBT SLO (modelled ms)")
+      ->capture_default_str();
+  cmd->add_option("--burst-spacing-ms", flags->burst_spacing_ms,
+                  "Requests of one trace instant are sent this far apart (modelled ms, after "
+                  "--rate-scale), in trace order, live and simulated alike")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--state", flags->state, "Cluster state directory (default: a temporary one)");
+  cmd->add_option("--bin-dir", flags->bin_dir,
+                  "Where tessera, tesserad, the agent, gateway and "
+                  "engine are (default: beside tessera)");
+  cmd->add_option("--out", flags->out, "Write the JSON result here");
+  cmd->callback([flags] {
+    auto r = RunBenchServing(*flags);
+    if (!r) {
+      PrintError(r.error());
+      SetExitCode(1);
+      return;
+    }
+    std::cout << r->dump(2) << "\n";
+    if (!flags->out.empty()) std::ofstream(flags->out) << r->dump(2) << "\n";
+    SetExitCode(r->value("agree_within_5pct", false) ? 0 : 3);
+  });
+}
+
+}  // namespace tessera::cli
