@@ -30,7 +30,8 @@ namespace tessera {
 
 class SqliteStore final : public Store {
  public:
-  static constexpr int kSchemaVersion = 4;  // 2: jobs.held; 3: nodes.topology; 4: nodes.cordoned
+  // 2: jobs.held; 3: nodes.topology; 4: nodes.cordoned; 5: tasks.oversold
+  static constexpr int kSchemaVersion = 5;
 
   struct Options {
     bool read_only = false;              // no lock, no writes (inspection, tests)
@@ -57,7 +58,7 @@ class SqliteStore final : public Store {
   SqliteStore() = default;
   Status Exec(const char* sql);
   // Whether the nodes table has `column` (tests and older builds may have added it already).
-  bool NodesHaveColumn(const std::string& column);
+  bool HasColumn(const std::string& table, const std::string& column);
   Status CreateSchema();
   Status CheckIntegrity();
   Status AdoptClusterId(const std::string& real_path, const std::string& marker_id);
