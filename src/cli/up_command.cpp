@@ -40,8 +40,9 @@ struct UpFlags {
   double heartbeat_timeout = 10;
   std::string queue_policy;
   bool priority_preemption = false;
-  std::string queues;      // queue tree YAML for drf / drf-naive
-  std::string colocation;  // tesserad --colocation (docs/colocation.md)
+  std::string queues;       // queue tree YAML for drf / drf-naive
+  std::string colocation;   // tesserad --colocation (docs/colocation.md)
+  double usage_window = 0;  // tesserad --usage-window; 0: its default
   std::string placement_policy;
   std::string bin_dir;
   double timeout = 30;
@@ -201,6 +202,8 @@ std::vector<std::string> ControllerArgv(const UpFlags& f, const std::string& sta
     argv.insert(argv.end(), {"--colocation",
                              std::filesystem::absolute(f.colocation).lexically_normal().string()});
   }
+  if (f.usage_window > 0)
+    argv.insert(argv.end(), {"--usage-window", std::to_string(f.usage_window)});
   if (plan && !plan->levels.empty())
     argv.insert(argv.end(), {"--topology-levels", JoinLevels(plan->levels)});
   if (!f.recovery.empty()) argv.insert(argv.end(), {"--recovery", f.recovery});
@@ -462,6 +465,8 @@ void RegisterUpCommand(CLI::App& app) {
   cmd->add_option("--colocation", flags->colocation,
                   "Online/offline co-location YAML (examples/config/colocation.yaml, "
                   "docs/colocation.md): offline BatchJobs soak idle and oversold GPUs");
+  cmd->add_option("--usage-window", flags->usage_window,
+                  "tesserad --usage-window: seconds of reported GPU use co-location reads");
   cmd->add_flag("--priority-preemption", flags->priority_preemption,
                 "Let a job that does not fit preempt running jobs of lower priority");
   cmd->add_option("--bin-dir", flags->bin_dir,
