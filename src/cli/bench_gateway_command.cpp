@@ -24,6 +24,7 @@
 #include "cli/commands.h"
 #include "cli/daemon.h"
 #include "cli/live_commands.h"
+#include "core/percentile.h"
 #include "gateway/service_routes.h"
 #include "sim/schedule_benchmark.h"
 
@@ -47,13 +48,6 @@ struct BenchGatewayFlags {
   int stream_interval_us = 2000;
   int streams = 8;
 };
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t i = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
 
 // Routing decisions against a full index: prompts of 128 blocks whose first half is a prefix
 // some replica already holds (a multi-turn conversation) and whose second half is new.
@@ -95,9 +89,8 @@ Json BenchRoute(const BenchGatewayFlags& f, const std::string& policy) {
     micros.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     (*routes)->Finished(pick, false);
   }
-  return {{"policy", policy},
-          {"p50_us", Percentile(micros, 0.5)},
-          {"p99_us", Percentile(micros, 0.99)}};
+  return {
+      {"policy", policy}, {"p50_us", Percentile(micros, 50)}, {"p99_us", Percentile(micros, 99)}};
 }
 
 std::string NginxConfig(const std::string& dir, int port, const std::vector<int>& backends) {
@@ -192,15 +185,15 @@ int RunBenchGateway(const BenchGatewayFlags& f) {
         R"({"model":"m","prompt":"hello world","max_tokens":200,"stream":true})";
     const auto direct = StreamChunkDelaysMs(b1.port(), stream_body, f.streams);
     const auto via = StreamChunkDelaysMs(gw_port, stream_body, f.streams);
-    out["stream_token_overhead_ms_p99"] = Percentile(via, 0.99) - Percentile(direct, 0.5);
+    out["stream_token_overhead_ms_p99"] = Percentile(via, 99) - Percentile(direct, 50);
     out["stream"] = {
         {"streams", f.streams},
         {"tokens_per_stream", f.stream_tokens},
         {"interval_us", f.stream_interval_us},
         {"chunks_direct", direct.size()},
         {"chunks_via_gateway", via.size()},
-        {"delay_ms_direct", {{"p50", Percentile(direct, 0.5)}, {"p99", Percentile(direct, 0.99)}}},
-        {"delay_ms_via_gateway", {{"p50", Percentile(via, 0.5)}, {"p99", Percentile(via, 0.99)}}}};
+        {"delay_ms_direct", {{"p50", Percentile(direct, 50)}, {"p99", Percentile(direct, 99)}}},
+        {"delay_ms_via_gateway", {{"p50", Percentile(via, 50)}, {"p99", Percentile(via, 99)}}}};
   } else {
     out["error"] = "tessera-gateway or nginx did not start; logs in " + dir;
   }

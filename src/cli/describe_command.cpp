@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/describe_service.h"
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
 
@@ -184,10 +185,13 @@ Status RunDescribe(const DescribeFlags& f) {
   if (!queue) return std::unexpected(queue.error());
   auto job = JsonOf(api.Get("/v1/jobs/" + PathOf(*queue, f.name)));
   if (!job) return std::unexpected(job.error());
+  const bool service = job->value("kind", "") == "InferenceService";
+  if (service) (*job)["serving"] = ServingView(*job);
   if (*format != OutputFormat::kTable) {
     PrintStructured(*job, *format);
   } else {
     PrintJob(*job);
+    if (service) PrintServingView((*job)["serving"]);
   }
   return {};
 }

@@ -27,6 +27,14 @@ Status RunDown(std::string state) {
   if (!fs::is_directory(state)) return NotFound("no cluster state in " + state);
   int stopped = 0;
   std::error_code ec;
+  if (auto pid = LivePid(state + "/gateway.pid", "tessera-gateway")) {  // tessera up --gateway-port
+    if (!Terminate(*pid, "tessera-gateway", 5000))
+      return Internal("tessera-gateway (pid " + std::to_string(*pid) + ") did not stop");
+    std::cout << "stopped tessera-gateway (pid " << *pid << ")\n";
+    ++stopped;
+  }
+  fs::remove(state + "/gateway.pid", ec);
+  fs::remove(state + "/gateway-endpoint", ec);
   if (auto pid = LivePid(state + "/tesserad.pid", "tesserad")) {
     if (!Terminate(*pid, "tesserad", 10000))
       return Internal("tesserad (pid " + std::to_string(*pid) + ") did not stop");

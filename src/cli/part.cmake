@@ -2,7 +2,7 @@
 # TESSERA_BUILD_LIVE=OFF the live-cluster commands are left out, so the simulator's commands
 # build without the store, controller and agent.
 file(GLOB cli_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/cli/*.cpp)
-set(cli_live_names up_command down_command submit_command get_command describe_command
+set(cli_live_names up_command down_command submit_command get_command describe_command describe_service
     logs_command cancel_command release_command live_client daemon bench_live_command
     bench_gateway_command bench_gateway_load top_command watch events_view
     completion_command bench_metrics_command up_etcd bench_store_command

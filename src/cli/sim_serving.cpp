@@ -27,9 +27,9 @@ std::vector<std::string> Split(const std::string& s) {
 
 void PrintRun(const ServingRun& r) {
   std::cout << fmt::format(
-      "{:<14} {:>7.1f}% {:>9.0f} {:>9.0f} {:>8.1f} {:>7.1f}% {:>9.3f} {:>8} {:>9.2f}\n", r.router,
-      100 * r.prefix_hit_rate, r.ttft_ms.p50, r.ttft_ms.p99, r.tbt_ms.p99, 100 * r.slo_attainment,
-      r.goodput_rps, r.rejected, r.load_imbalance);
+      "{:<14} {:>7.1f}% {:>9.0f} {:>9.0f} {:>8.1f} {:>7.1f}% {:>9.3f} {:>8} {:>5.2f} ({:.2f})\n",
+      r.router, 100 * r.prefix_hit_rate, r.ttft_ms.p50, r.ttft_ms.p99, r.tbt_ms.p99,
+      100 * r.slo_attainment, r.goodput_rps, r.rejected, r.load_imbalance, r.load_imbalance_floor);
 }
 
 }  // namespace
@@ -58,6 +58,10 @@ void AddServingFlags(CLI::App* sim, ServingFlags* f) {
   sim->add_option("--rate-sweep", f->rate_sweep,
                   "serving: rate scales to run every router at as well (curves over rate)")
       ->delimiter(',');
+  sim->add_option("--routing-param", f->routing_params,
+                  "serving: NAME=VALUE overriding a routing policy's parameter (hot_rel, hot_abs, "
+                  "work_weight, reject_factor, cache_threshold, ...; docs/serving.md)")
+      ->delimiter(',');
   sim->add_option("--max-requests", f->max_requests,
                   "serving: read only the trace's first N requests (0 = all)")
       ->capture_default_str();
@@ -82,6 +86,20 @@ Result<nlohmann::json> RunServingExperiment(const ServingFlags& flags, const std
   for (const std::string& r : options.routers) {
     if (auto p = serve::MakeRoutingPolicy(r); !p) {
       return InvalidArgument("--" + p.error().message);
+    }
+  }
+  for (const std::string& p : flags.routing_params) {
+    const auto eq = p.find('=');
+    double value = 0;
+    const char* end = p.data() + p.size();
+    auto [at, ec] = eq == std::string::npos
+                        ? std::from_chars_result{p.data(), std::errc::invalid_argument}
+                        : std::from_chars(p.data() + eq + 1, end, value);
+    if (ec != std::errc() || at != end) {
+      return InvalidArgument("--routing-param: '" + p + "' is not NAME=NUMBER");
+    }
+    if (auto s = serve::SetRoutingParam(&options.routing, p.substr(0, eq), value); !s) {
+      return InvalidArgument("--" + s.error().message);
     }
   }
   auto engine = LoadEngineProfile(flags.engine);
@@ -127,7 +145,7 @@ Result<nlohmann::json> RunServingExperiment(const ServingFlags& flags, const std
   nlohmann::json summary = ServingHeadJson(head);
   std::cout << fmt::format("{:<14} {:>8} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8} {:>9}\n", "router",
                            "hit rate", "TTFT p50", "TTFT p99", "TBT p99", "SLO", "goodput",
-                           "rejected", "imbalance");
+                           "rejected", "imbalance (floor)");
   for (const std::string& router : options.routers) {
     auto run = RunServing(*trace, router, options);
     if (!run) return std::unexpected(run.error());

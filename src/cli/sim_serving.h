@@ -20,6 +20,7 @@ struct ServingFlags {
   double slo_tbt_ms = 100;
   std::vector<double> rate_sweep;
   std::int64_t max_requests = 0;
+  std::vector<std::string> routing_params;  // NAME=VALUE, serve::SetRoutingParam's names
 };
 
 void AddServingFlags(CLI::App* sim, ServingFlags* flags);

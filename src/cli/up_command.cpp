@@ -5,6 +5,7 @@
 // On the directory of a crashed controller whose agents still run, the controller comes back
 // on its old port, where they look for it, and the agents are left alone, so their tasks are
 // re-adopted instead of restarted.
+#include <httplib.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -51,7 +52,9 @@ struct UpFlags {
   int spares_per_domain = -1;
   std::string store = "sqlite";  // or etcd: a 3-member etcd cluster and --controllers of them
   int controllers = 1;
-  bool insecure = false;  // no authentication (and no TLS): a throwaway laptop cluster
+  bool insecure = false;    // no authentication (and no TLS): a throwaway laptop cluster
+  int gateway_port = -1;    // >= 0: tessera-gateway on it (0: a free one), tesserad --gateway
+  std::string gateway_url;  // filled from gateway_port
 };
 
 // How the cluster's parts prove who they are (docs/security.md): the controller's flags, what
@@ -211,8 +214,42 @@ std::vector<std::string> ControllerArgv(const UpFlags& f, const std::string& sta
     argv.insert(argv.end(), {"--spares-per-domain", std::to_string(f.spares_per_domain)});
   if (!etcd_endpoints.empty())
     argv.insert(argv.end(), {"--store", "etcd", "--etcd-endpoints", etcd_endpoints});
+  if (!f.gateway_url.empty()) argv.insert(argv.end(), {"--gateway", f.gateway_url});
   argv.insert(argv.end(), access.controller_args.begin(), access.controller_args.end());
   return argv;
+}
+
+// tessera-gateway in front of the cluster's InferenceServices (it finds the controller, its
+// token and CA from the state directory); waits for its /health.
+Status StartGateway(const UpFlags& f, const std::string& state, const std::string& gateway) {
+  if (auto old = LivePid(state + "/gateway.pid", "tessera-gateway")) {
+    Terminate(*old, "tessera-gateway", 5000);  // a crashed cluster's: it looks for the old one
+  }
+  const std::string log = state + "/logs/gateway.log";
+  auto pid = SpawnDetached({gateway, "--state", state, "--listen", "127.0.0.1", "--port",
+                            std::to_string(f.gateway_port)},
+                           log);
+  if (!pid) return std::unexpected(pid.error());
+  WriteText(state + "/gateway.pid", std::to_string(*pid) + "\n");
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<long>(f.timeout * 1000));
+  httplib::Client c(f.gateway_url);
+  c.set_connection_timeout(0, 200000);
+  while (true) {
+    if (auto r = c.Get("/health"); r && r->status == 200) break;
+    if (!ProcessIs(*pid, "tessera-gateway")) {
+      return FailedPrecondition("tessera-gateway exited during start-up; its log " + log +
+                                " ends with:\n" + Tail(log, 10));
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return FailedPrecondition("tessera-gateway did not answer within " + Number(f.timeout) +
+                                "s; see " + log);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  WriteText(state + "/gateway-endpoint", f.gateway_url + "\n");
+  std::cout << "gateway: " << f.gateway_url << " (tessera-gateway, pid " << *pid << ")\n";
+  return {};
 }
 
 // Starts tesserad with `argv` and waits for its endpoint file; returns its URL.
@@ -364,10 +401,21 @@ Status RunUp(UpFlags f) {
   const std::string bin = f.bin_dir.empty() ? SelfDirectory() : f.bin_dir;
   const std::string tesserad = bin + "/tesserad";
   const std::string agent = bin + "/tessera-agent";
+  const std::string gateway = bin + "/tessera-gateway";
   for (const auto& exe : {tesserad, agent}) {
     if (::access(exe.c_str(), X_OK) != 0) {
       return FailedPrecondition(exe + " not found or not executable (pass --bin-dir)");
     }
+  }
+  if (f.gateway_port >= 0) {
+    if (::access(gateway.c_str(), X_OK) != 0)
+      return FailedPrecondition("--gateway-port: " + gateway + " not found or not executable");
+    if (f.gateway_port == 0) {
+      auto port = PickFreePort();
+      if (!port) return std::unexpected(port.error());
+      f.gateway_port = *port;
+    }
+    f.gateway_url = "http://127.0.0.1:" + std::to_string(f.gateway_port);
   }
   if (auto pid = LivePid(state + "/tesserad.pid", "tesserad")) {
     return FailedPrecondition("a cluster is already running in " + state + " (tesserad pid " +
@@ -434,7 +482,9 @@ Status RunUp(UpFlags f) {
   } else if (auto s = StartAgents(f, state, agent, *url, *access, names, readopted); !s) {
     return s;
   }
-  return WaitUntilReady(f, state, *url, names, pid, readopted, plan, *access);
+  if (auto s = WaitUntilReady(f, state, *url, names, pid, readopted, plan, *access); !s) return s;
+  if (f.gateway_port >= 0) return StartGateway(f, state, gateway);
+  return {};
 }
 
 }  // namespace
@@ -489,6 +539,10 @@ void RegisterUpCommand(CLI::App& app) {
   cmd->add_flag("--insecure", flags->insecure,
                 "No authentication and no TLS: any local process may use the cluster (throwaway "
                 "clusters)");
+  cmd->add_option("--gateway-port", flags->gateway_port,
+                  "Also start tessera-gateway in front of the InferenceServices on this port of "
+                  "127.0.0.1 (0: a free one); tesserad learns its URL (--gateway)")
+      ->check(CLI::Range(0, 65535));
   cmd->add_option("--timeout", flags->timeout, "Seconds to wait for the cluster to be ready")
       ->capture_default_str();
   cmd->callback([flags] { SetExitCode(RunOrReport([&] { return RunUp(*flags); })); });

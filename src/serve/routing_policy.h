@@ -38,6 +38,8 @@ struct RoutingConfig {
   double hot_rel = 1.25;
   double hot_abs = 2;
   double work_weight = 10;  // tessera: weight of the prefill a request adds (serving.md)
+  // tessera: and per request already on the replica (each of them waits for that prefill too).
+  double work_per_request = 0;
   double reject_factor = 1.0;
 };
 
@@ -77,6 +79,10 @@ class RoutingPolicy {
 };
 
 std::vector<std::string> RoutingPolicyNames();
+// Sets one RoutingConfig field by its name (cache_threshold, balance_abs_threshold,
+// balance_rel_threshold, queue_weight, kv_weight, prefix_weight, hot_rel, hot_abs, work_weight,
+// reject_factor): how the serving experiment's --routing-param reaches the policies.
+Status SetRoutingParam(RoutingConfig* config, std::string_view name, double value);
 Result<std::unique_ptr<RoutingPolicy>> MakeRoutingPolicy(std::string_view name);
 
 // Prompt tokens of `request` that replica `r` holds, by the context's block match.

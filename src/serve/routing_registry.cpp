@@ -41,6 +41,39 @@ std::vector<std::string> RoutingPolicyNames() {
   return names;
 }
 
+Status SetRoutingParam(RoutingConfig* config, std::string_view name, double value) {
+  if (!std::isfinite(value) || value < 0) {
+    return InvalidArgument("routing parameter " + std::string(name) + ": must be finite and >= 0");
+  }
+  struct Field {
+    std::string_view name;
+    double RoutingConfig::*field;
+  };
+  static constexpr Field kFields[] = {
+      {"cache_threshold", &RoutingConfig::cache_threshold},
+      {"balance_rel_threshold", &RoutingConfig::balance_rel_threshold},
+      {"queue_weight", &RoutingConfig::queue_weight},
+      {"kv_weight", &RoutingConfig::kv_weight},
+      {"prefix_weight", &RoutingConfig::prefix_weight},
+      {"hot_rel", &RoutingConfig::hot_rel},
+      {"hot_abs", &RoutingConfig::hot_abs},
+      {"work_weight", &RoutingConfig::work_weight},
+      {"work_per_request", &RoutingConfig::work_per_request},
+      {"reject_factor", &RoutingConfig::reject_factor},
+  };
+  if (name == "balance_abs_threshold") {
+    config->balance_abs_threshold = static_cast<std::int32_t>(std::min(value, 1e9));
+    return {};
+  }
+  for (const Field& f : kFields) {
+    if (f.name == name) {
+      config->*f.field = value;
+      return {};
+    }
+  }
+  return InvalidArgument("routing parameter '" + std::string(name) + "' is unknown");
+}
+
 Result<std::unique_ptr<RoutingPolicy>> MakeRoutingPolicy(std::string_view name) {
   for (const Entry& e : kPolicies) {
     if (e.name == name) return e.make();

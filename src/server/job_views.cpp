@@ -98,6 +98,15 @@ JobPhase JobPhaseOf(const JobState& job) {
   return JobPhase::kPending;
 }
 
+std::string ReplicaEndpoint(const ControllerState& state, const TaskRecord& task) {
+  std::string address = task.master_addr;
+  if (auto n = state.nodes.find(task.node);
+      n != state.nodes.end() && !n->second.rec.address.empty())
+    address = n->second.rec.address;
+  return "http://" + address + ":" +
+         std::to_string(InferenceReplicaPort(task.master_port, task.rank));
+}
+
 Json TaskJson(const ControllerState& state, const TaskRecord& t) {
   Json j = {{"id", t.id},
             {"rank", t.rank},
@@ -117,6 +126,9 @@ Json TaskJson(const ControllerState& state, const TaskRecord& t) {
   if (t.oversold) j["oversold"] = true;  // on online replicas' unused GPU (co-location)
   if (!t.message.empty()) j["message"] = t.message;
   if (IsDrainingTask(state, t)) j["draining"] = true;  // the gateway sends it nothing new
+  if (auto job = state.jobs.find(t.job_id);
+      job != state.jobs.end() && job->second.spec.kind == WorkloadKind::kInference)
+    j["endpoint"] = ReplicaEndpoint(state, t);
   auto n = state.nodes.find(t.node);
   if (n != state.nodes.end() && n->second.rec.simulated) j["simulatedGpus"] = true;
   return j;

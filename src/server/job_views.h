@@ -37,6 +37,9 @@ std::string JobPhaseNames();
 
 api::JobPhase JobPhaseOf(const JobState& job);
 
+// An InferenceService replica's base URL, http://<node address>:<master port + rank>: where
+// the gateway and the autoscaler find it (the node's registered address, else the task's).
+std::string ReplicaEndpoint(const ControllerState& state, const TaskRecord& task);
 nlohmann::json TaskJson(const ControllerState& state, const TaskRecord& task);
 // A job as `get jobs` lists it: phase, counts, times, and why it is pending.
 nlohmann::json JobSummary(const ControllerState& state, const JobState& job);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "server/job_views.h"
 #include "server/unit_lifecycle.h"
 #include "spec/protocol.h"
 
@@ -169,13 +170,8 @@ std::vector<ScaleTarget> ScaleTargets(const ControllerState& state) {
       if (unit.phase != UnitPhase::kRunning || unit.attempt != task.attempt ||
           task.state != TaskState::kRunning)
         continue;
-      std::string address = task.master_addr;
-      if (auto n = state.nodes.find(task.node);
-          n != state.nodes.end() && !n->second.rec.address.empty())
-        address = n->second.rec.address;
-      const int port = InferenceReplicaPort(task.master_port, task.rank);
       t.replicas.push_back(
-          {task.unit, "http://" + address + ":" + std::to_string(port),
+          {task.unit, ReplicaEndpoint(state, task),
            scale != state.scaling.end() && scale->second.draining.contains(task.unit)});
     }
     out.push_back(std::move(t));

@@ -168,7 +168,12 @@ ApiResult<Json> UserApi::GetJob(const std::string& queue, const std::string& nam
   std::lock_guard lock(core_.mu);
   auto id = core_.state.FindJob(queue, name);
   if (!id) return std::unexpected(JobNotFound(queue, name));
-  return JobDetail(core_.state, core_.state.jobs.at(*id));
+  const JobState& job = core_.state.jobs.at(*id);
+  Json j = JobDetail(core_.state, job);
+  // Where its requests go in (`tesserad --gateway URL`): `tessera describe` asks it for readiness.
+  if (job.spec.kind == WorkloadKind::kInference && !core_.options().gateway_url.empty())
+    j["gateway"] = core_.options().gateway_url;
+  return j;
 }
 
 Json UserApi::ListJobs(const JobFilter& filter) {

@@ -20,14 +20,17 @@ namespace {
 
 std::int64_t GpuRequest(const TraceJob& p) { return std::int64_t{p.gpus} * p.gpu_milli; }
 
-TargetWorkload TargetOf(const std::vector<TraceJob>& pods, const Cluster& cluster,
-                        double coverage) {
+// The pods' shapes, most frequent first, kept until they cover `coverage` of the pods. FGD's
+// target counts CPU, GPU count, per-GPU milli and models; `with_memory` adds each pod's memory
+// (fgd-strand's mix: memory strands GPUs as CPU does; FGD's measure ignores memory).
+TargetWorkload TargetOf(const std::vector<TraceJob>& pods, const Cluster& cluster, double coverage,
+                        bool with_memory) {
   std::vector<WorkloadShape> shapes;
   shapes.reserve(pods.size());
   for (const auto& p : pods) {
-    // The shape FGD's target workload counts: CPU, GPU count, per-GPU milli, models.
     WorkloadShape s;
-    s.shape = TaskShape{p.cpu_milli, 0, p.gpus, p.gpus > 0 ? p.gpu_milli : 0};
+    s.shape = TaskShape{p.cpu_milli, with_memory ? p.memory_mib : 0, p.gpus,
+                        p.gpus > 0 ? p.gpu_milli : 0};
     s.models = cluster.models().Resolve(p.gpu_models);
     s.count = 1;
     shapes.push_back(s);
@@ -91,9 +94,9 @@ Result<AllocationRun> RunAllocationOnce(const Cluster& cluster, const std::vecto
   SchedulerConfig config;
   config.queue_policy = "fifo";
   config.placement_policy = policy;
-  const TargetWorkload target = TargetOf(pods, cluster, options.target_coverage);
+  const TargetWorkload target = TargetOf(pods, cluster, options.target_coverage, false);
   config.placement.target_workload = target;
-  config.placement.workload_mix = TargetOf(pods, cluster, 1.0);
+  config.placement.workload_mix = TargetOf(pods, cluster, 1.0, /*with_memory=*/true);
   config.placement.exact_scores = options.exact_scores;
   config.placement.tie_break = options.tie_break;
   config.placement_index = options.placement_index;

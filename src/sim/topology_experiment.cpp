@@ -4,21 +4,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/percentile.h"
 #include "sched/placement/topology_gang_placer.h"
 #include "sim/replay_simulation.h"
 
 namespace tessera {
 
 namespace {
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double rank = p * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(rank));
-  const auto hi = static_cast<std::size_t>(std::ceil(rank));
-  return v[lo] + (v[hi] - v[lo]) * (rank - static_cast<double>(lo));
-}
 
 // Size classes of the llm-10k mix (docs/workload-generator.md); the bounds are in GPUs.
 struct SizeClass {
@@ -169,7 +161,7 @@ Result<std::vector<TopologyExperimentRow>> RunTopologyExperiment(
         double q = 0;
         for (double x : queue) q += x;
         st.queue_mean_s = q / n;
-        st.queue_p95_s = Percentile(queue, 0.95);
+        st.queue_p95_s = Percentile(queue, 95);
         st.mean_gpu_speed = speed / n;
       }
       if (st.with_prefer > 0) st.within_preferred = static_cast<double>(prefer_ok) / st.with_prefer;
@@ -179,8 +171,8 @@ Result<std::vector<TopologyExperimentRow>> RunTopologyExperiment(
         double s = 0;
         for (double x : jct) s += x;
         st.jct_mean_s = s / static_cast<double>(jct.size());
-        st.jct_p50_s = Percentile(jct, 0.5);
-        st.jct_p95_s = Percentile(jct, 0.95);
+        st.jct_p50_s = Percentile(jct, 50);
+        st.jct_p95_s = Percentile(jct, 95);
       }
       row.classes.push_back(std::move(st));
     }

@@ -32,7 +32,12 @@ int ReadyReplicas(const std::string& gateway_url) {
 
 TEST(GatewayE2E, RoutesToEngineSimReplicasDiscoveredFromTheController) {
   Watchdog dog(std::chrono::seconds(120), "GatewayE2E");
-  LiveCluster cluster(LiveCluster::Options{.agents = 2, .gpus = "1xH100"});
+  // The controller knows the gateway (--gateway, on a port chosen before either starts), so
+  // `tessera describe` can show it and ask it for the replicas' readiness.
+  const int gateway_port = FreeLoopbackPort();
+  const std::string gateway_url = "http://127.0.0.1:" + std::to_string(gateway_port);
+  LiveCluster cluster(LiveCluster::Options{
+      .agents = 2, .gpus = "1xH100", .controller_args = {"--gateway", gateway_url}});
   ASSERT_TRUE(cluster.WaitForReadyNodes(2)) << cluster.Logs();
   auto submitted = cluster.Submit(ServiceSpec());
   ASSERT_EQ(submitted.status, 201) << submitted.body;
@@ -42,7 +47,7 @@ TEST(GatewayE2E, RoutesToEngineSimReplicasDiscoveredFromTheController) {
   ServingProcess gw;
   {
     // The gateway in discovery mode: --server, no --backend.
-    gw = h.StartGateway({}, {"--server", cluster.url()});
+    gw = h.StartGatewayAt(gateway_port, {"--server", cluster.url()});
   }
   ASSERT_GT(gw.port, 0) << h.Logs();
   ASSERT_TRUE(WaitFor([&] { return ReadyReplicas(gw.url) == 2; }, 30))
@@ -51,6 +56,30 @@ TEST(GatewayE2E, RoutesToEngineSimReplicasDiscoveredFromTheController) {
   EXPECT_EQ(services.json["services"][0]["name"], "serving/demo-serve");
   EXPECT_EQ(services.json["services"][0]["policy"], "prefix");
   EXPECT_EQ(services.json["services"][0]["sloTtftMs"], 2000);
+
+  // describe: the gateway's URL and each replica's endpoint, ready as the gateway sees it.
+  const Json job = cluster.Job("serving", "demo-serve");
+  std::vector<std::string> endpoints;
+  for (const auto& t : job["taskList"]) endpoints.push_back(t.value("endpoint", ""));
+  ASSERT_EQ(endpoints.size(), 2u) << job.dump();
+  CommandResult described = RunCommand(
+      {BinDir() + "/tessera", "describe", "job", "demo-serve", "--server", cluster.url()}, 20);
+  EXPECT_EQ(described.exit_code, 0) << described.err;
+  EXPECT_NE(described.out.find("Gateway:  " + gateway_url + "\n"), std::string::npos)
+      << described.out;
+  for (const std::string& e : endpoints) {
+    EXPECT_NE(described.out.find(e + "   yes     running"), std::string::npos) << e << "\n"
+                                                                               << described.out;
+  }
+  CommandResult as_json = RunCommand({BinDir() + "/tessera", "describe", "job", "demo-serve",
+                                      "--server", cluster.url(), "-o", "json"},
+                                     20);
+  const Json view = Json::parse(as_json.out, nullptr, false);
+  ASSERT_TRUE(view.is_object()) << as_json.out << as_json.err;
+  EXPECT_EQ(view["serving"]["gateway"], gateway_url);
+  EXPECT_EQ(view["serving"]["readinessFrom"], "gateway");
+  ASSERT_EQ(view["serving"]["replicas"].size(), 2u) << view["serving"].dump();
+  for (const auto& r : view["serving"]["replicas"]) EXPECT_EQ(r["ready"], true) << r.dump();
 
   const std::string body =
       Json{{"model", "demo-serve"}, {"prompt", Words(48)}, {"max_tokens", 3}}.dump();

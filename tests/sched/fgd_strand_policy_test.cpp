@@ -93,6 +93,27 @@ TEST_F(FgdStrandTest, CpuOnlyTaskGoesWhereItStrandsNoGpu) {
   }
 }
 
+TEST_F(FgdStrandTest, StrandingCountsAsMuchAsFragmentWhenTheClusterIsShortOfCpu) {
+  // The cluster has 160 cores for 10 GPUs, 16 per GPU. A target of 1-GPU tasks with 20 cores
+  // each needs 20 per GPU: pressure 20/16 = 1.25 > 1.05, so a stranded milli counts as much as
+  // a fragmented one (α = 1).
+  const auto config = Target({Shape({20000, 0, 1, 1000}, 1)});
+  ClusterState s(cluster_);
+  const TaskShape cpu_only{8000, 0, 0, 0};
+  // g2: 32 cores feed ⌊1000·32000/20000⌋ = 1600 of 8000 → S = 6400; after 8 cores more, 24
+  //   cores feed 1200 → S = 6800: ΔS = 400, ΔG = 4·400 → score −1600 (−400 at α = 1/4).
+  EXPECT_DOUBLE_EQ(Score("fgd-strand", s, 0, cpu_only, config).score, -1600);
+  // At 16 cores per task the pressure is exactly 1 (≤ 1.05): α = 1/4. 32 cores feed 2000 →
+  //   S = 6000; 24 cores feed 1500 → S = 6500: ΔG = 500 → score −500.
+  const auto even = Target({Shape({16000, 0, 1, 1000}, 1)});
+  EXPECT_DOUBLE_EQ(Score("fgd-strand", s, 0, cpu_only, even).score, -500);
+  // Memory counts the same way: 64 GiB per GPU where the cluster has 76.8 (768 GiB for 10)
+  //   is no pressure, 96 GiB is (1.25). g2: 256 GiB feed ⌊1000·262144/98304⌋ = 2666 → S =
+  //   5334; after 32 GiB more, 224 GiB feed 2333 → S = 5667: ΔS = 333 → score −4·333 = −1332.
+  const auto memory = Target({Shape({0, 96 * 1024, 1, 1000}, 1)});
+  EXPECT_DOUBLE_EQ(Score("fgd-strand", s, 0, TaskShape{0, 32 * 1024, 0, 0}, memory).score, -1332);
+}
+
 TEST_F(FgdStrandTest, GpuTaskLighterOnCpuThanTheTargetRelievesStranding) {
   const auto config = Target({Shape({8000, 0, 1, 1000}, 1)});
   ClusterState s(cluster_);

@@ -151,5 +151,34 @@ TEST(ServingExperiment, OverloadIsRejectedEarlyByTessera) {
   EXPECT_LT(ts->ttft_ms.p99, 1100);
 }
 
+TEST(ServingExperiment, LoadImbalanceAndItsFloor) {
+  // Three equal requests at once on four replicas: least-request spreads them one per replica,
+  // so max/mean running = 1 / (3/4) = 4/3, which is also the floor (ceil(3/4) / (3/4)); all on
+  // one replica would be 3 / (3/4) = 4.
+  LlmTrace t;
+  t.format = "azure";
+  for (int i = 0; i < 3; ++i) t.requests.push_back({0, 64, 50, {}});
+  ServingOptions o;
+  o.replicas = 4;
+  auto lr = RunServing(t, "least-request", o);
+  ASSERT_TRUE(lr.has_value());
+  EXPECT_NEAR(lr->load_imbalance, 4.0 / 3, 1e-9);
+  EXPECT_NEAR(lr->load_imbalance_floor, 4.0 / 3, 1e-9);
+  EXPECT_TRUE(ServingRunJson(*lr, 0).contains("load_imbalance_floor"));
+}
+
+TEST(RoutingParams, SetByNameOrRefused) {
+  serve::RoutingConfig c;
+  ASSERT_TRUE(serve::SetRoutingParam(&c, "hot_rel", 1.5).has_value());
+  ASSERT_TRUE(serve::SetRoutingParam(&c, "balance_abs_threshold", 8).has_value());
+  EXPECT_EQ(c.hot_rel, 1.5);
+  EXPECT_EQ(c.balance_abs_threshold, 8);
+  auto unknown = serve::SetRoutingParam(&c, "hot", 1);
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_NE(unknown.error().message.find("'hot' is unknown"), std::string::npos);
+  EXPECT_FALSE(serve::SetRoutingParam(&c, "work_weight", -1).has_value());
+  EXPECT_EQ(c.work_weight, serve::RoutingConfig{}.work_weight);  // nothing half-applied
+}
+
 }  // namespace
 }  // namespace tessera

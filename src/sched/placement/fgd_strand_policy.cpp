@@ -11,9 +11,11 @@
 //     m's CPU and memory). This is the "stranded resources" of Borg (Verma et al., EuroSys'15)
 //     and the multi-resource view of Tetris (Grandl et al., SIGCOMM'14), measured in FGD's
 //     currency: GPU milli that the expected workload cannot use.
-//     The node measure is G_n = Σ_m count_m · (4·F_n(m) + S_n(m)): a stranded milli counts a
-//     quarter of a fragmented one, because F is certain for the next task while S is a
-//     forecast that assumes m keeps arriving (α = 1/4; see the doc for the sweep).
+//     The node measure is G_n = Σ_m count_m · (4·F_n(m) + α·4·S_n(m)): a stranded milli counts
+//     α = 1/4 of a fragmented one, because F is certain for the next task while S is a
+//     forecast that assumes m keeps arriving. When the workload needs more CPU (or memory) per
+//     GPU than the cluster has (pressure > 1.05, below), CPU runs out before the GPUs on the
+//     cluster as a whole: the forecast becomes a certainty and α = 1 (see the doc's sweeps).
 //  2. Model scarcity. FGD rewards taking GPUs a constrained shape cannot use, but does not
 //     weigh how scarce a model is. Each GPU model X gets a static price per milli taken,
 //       π_X = round(4 · 0.3 · W · ρ_X),  ρ_X = Σ_{m constrained, X ∈ models(m)} (D_m/D)·(C/C_m)
@@ -38,8 +40,12 @@ namespace tessera {
 
 namespace {
 
-// A stranded milli counts 1/kFragmentWeight of a fragmented one (α = 1/4).
+// A fragmented milli counts kFragmentWeight, a stranded one 1 (α = 1/4) or, under pressure,
+// kFragmentWeight (α = 1).
 constexpr std::int64_t kFragmentWeight = 4;
+// The workload's CPU (or memory) per GPU milli over the cluster's above which α = 1: CPU is then
+// short for the whole cluster, not only on some nodes.
+constexpr double kBindingPressure = 1.05;
 // Expected milli lost per milli taken on a model, per unit of oversubscription ρ_X.
 constexpr double kScarcityPrice = 0.3;
 
@@ -58,10 +64,10 @@ class FgdStrandPolicy final : public PlacementPolicy {
                   Rng&) const override {
     const auto& node = state.cluster().node(id);
     const auto& s = state.node(id);
+    UseCluster(state.cluster());
     const std::int64_t before = Measure(node, s);
     const std::int64_t price =
-        shape.gpus > 0 ? PriceOf(state.cluster(), node.gpu_model) * shape.gpus * shape.gpu_milli
-                       : 0;
+        shape.gpus > 0 ? prices_[node.gpu_model] * shape.gpus * shape.gpu_milli : 0;
     auto score_if = [&](std::uint16_t mask) {
       NodeState after = s;
       after.free.cpu_milli -= shape.cpu_milli;
@@ -92,7 +98,8 @@ class FgdStrandPolicy final : public PlacementPolicy {
   }
 
  private:
-  // G_n = Σ_m count_m · (kFragmentWeight · F_n(m) + S_n(m)), in milli-GPU × tasks.
+  // G_n = Σ_m count_m · (kFragmentWeight · F_n(m) + strand_weight_ · S_n(m)), in milli-GPU ×
+  // tasks.
   std::int64_t Measure(const Node& node, const NodeState& s) const {
     const auto key = NodeStateKey::Of(node, s, uses_memory_);
     auto it = memo_.find(key);
@@ -101,15 +108,17 @@ class FgdStrandPolicy final : public PlacementPolicy {
     for (int g = 0; g < node.gpu_count; ++g) all_free += s.gpu_free[g];
     std::int64_t g_n = 0;
     if (all_free > 0) {
-      for (const auto& m : workload_.shapes) g_n += m.count * ShapeTerm(node, s, m, all_free);
+      for (const auto& m : workload_.shapes) {
+        g_n += m.count * ShapeTerm(node, s, m, all_free, strand_weight_);
+      }
     }
     memo_.emplace(key, g_n);
     return g_n;
   }
 
-  // kFragmentWeight · F_n(m) + S_n(m) for one shape.
+  // kFragmentWeight · F_n(m) + strand_weight · S_n(m) for one shape.
   static std::int64_t ShapeTerm(const Node& node, const NodeState& s, const WorkloadShape& m,
-                                std::int64_t all_free) {
+                                std::int64_t all_free, std::int64_t strand_weight) {
     const TaskShape& t = m.shape;
     const std::int64_t all = kFragmentWeight * all_free;
     if (t.gpus == 0 || !m.models.Contains(node.gpu_model)) return all;
@@ -130,21 +139,45 @@ class FgdStrandPolicy final : public PlacementPolicy {
     if (t.memory_mib > 0) {
       takeable = std::min(takeable, per_task * s.free.memory_mib / t.memory_mib);
     }
-    return kFragmentWeight * (all_free - usable_free) + (usable_free - takeable);
+    return kFragmentWeight * (all_free - usable_free) + strand_weight * (usable_free - takeable);
   }
 
-  // π_X per milli-GPU, computed once per cluster (a memo: a pure function of the cluster and
-  // the target workload). The cluster is recognised by its address, its node array and its
+  // The model prices π_X and the stranding weight, computed once per cluster (memos: pure
+  // functions of the cluster and the target workload); the node measures are forgotten when
+  // the weight is recomputed. The cluster is recognised by its address, its node array and its
   // sizes, which a scheduler's cluster keeps for its lifetime; checking its contents would cost
   // O(nodes) per score.
-  std::int64_t PriceOf(const Cluster& cluster, GpuModelId model) const {
+  void UseCluster(const Cluster& cluster) const {
     const PriceKey key{&cluster, cluster.nodes().data(), cluster.node_count(), cluster.total_gpus(),
                        cluster.models().size()};
-    if (key != price_key_) {
-      ComputePrices(cluster);
-      price_key_ = key;
+    if (key == price_key_) return;
+    ComputePrices(cluster);
+    const std::int64_t weight = Pressure(cluster) > kBindingPressure ? kFragmentWeight : 1;
+    if (weight != strand_weight_) memo_.clear();
+    strand_weight_ = weight;
+    price_key_ = key;
+  }
+
+  // The workload's CPU (or memory, when the target carries it) per GPU milli over the
+  // cluster's, whichever is larger: above 1 the cluster runs out of it before its GPUs.
+  double Pressure(const Cluster& cluster) const {
+    double gpu = 0, cpu = 0, mem = 0;  // of the workload, weighted by count
+    for (const auto& m : workload_.shapes) {
+      const auto n = static_cast<double>(m.count);
+      gpu += n * m.shape.gpus * m.shape.gpu_milli;
+      cpu += n * static_cast<double>(m.shape.cpu_milli);
+      mem += n * static_cast<double>(m.shape.memory_mib);
     }
-    return prices_[model];
+    double cap_gpu = 0, cap_cpu = 0, cap_mem = 0;
+    for (const auto& n : cluster.nodes()) {
+      cap_gpu += static_cast<double>(n.capacity.gpu_milli);
+      cap_cpu += static_cast<double>(n.capacity.cpu_milli);
+      cap_mem += static_cast<double>(n.capacity.memory_mib);
+    }
+    if (gpu == 0 || cap_gpu == 0) return 0;
+    const double cpu_pressure = cap_cpu > 0 ? (cpu / gpu) / (cap_cpu / cap_gpu) : 0;
+    const double mem_pressure = cap_mem > 0 ? (mem / gpu) / (cap_mem / cap_gpu) : 0;
+    return std::max(cpu_pressure, mem_pressure);
   }
 
   void ComputePrices(const Cluster& cluster) const {
@@ -192,6 +225,7 @@ class FgdStrandPolicy final : public PlacementPolicy {
   };
   mutable PriceKey price_key_;
   mutable std::array<std::int64_t, kMaxGpuModels> prices_{};
+  mutable std::int64_t strand_weight_ = 1;  // S's weight: 1 (α = 1/4) or kFragmentWeight
 };
 
 }  // namespace

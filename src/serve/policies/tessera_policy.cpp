@@ -55,7 +55,7 @@ class TesseraPolicy final : public RoutingPolicy {
         work_uncached = uncached;
         work = PredictTtftMs(*ctx.engine, ReplicaLoad{}, uncached, request.prompt_tokens);
       }
-      const double cost = ttft + c.work_weight * work;
+      const double cost = ttft + (c.work_weight + c.work_per_request * l.requests()) * work;
       if (better(any, r, cost)) any = {r, cost, ttft};
       if (better(fastest, r, ttft)) fastest = {r, ttft, ttft};
       if (ttft <= c.slo_ttft_ms && better(in_slo, r, cost)) in_slo = {r, cost, ttft};

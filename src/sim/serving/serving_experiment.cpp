@@ -128,7 +128,7 @@ Result<ServingRun> RunServing(const LlmTrace& trace, const std::string& router,
                                       ? options.kv_blocks_per_replica
                                       : options.engine.kv_cache_tokens / block_tokens;
   if (gpu_blocks <= 0) return InvalidArgument("kv-blocks-per-replica: must be positive");
-  serve::RoutingConfig config;
+  serve::RoutingConfig config = options.routing;
   config.slo_ttft_ms = options.slo_ttft_ms;
   const auto start = std::chrono::steady_clock::now();
   ServingSimulation sim(

@@ -24,7 +24,8 @@ struct ServingOptions {
   std::int64_t kv_blocks_per_replica = 0;  // 0 = the engine profile's KV cache
   double slo_ttft_ms = 5000;
   double slo_tbt_ms = 100;
-  int block_tokens = 16;  // the trace's hashed block size when it has one
+  int block_tokens = 16;         // the trace's hashed block size when it has one
+  serve::RoutingConfig routing;  // the policies' parameters (slo_ttft_ms is set from above)
 };
 
 struct LatencySummary {
@@ -46,6 +47,9 @@ struct ServingRun {
   double slo_attainment = 0;
   double goodput_rps = 0;
   double load_imbalance = 0;
+  // The same average for a perfect balance of the same running requests (ceil(sum / N) / mean):
+  // what no router can go below; near 2 when fewer requests run than there are replicas.
+  double load_imbalance_floor = 0;
   double duration_seconds = 0;
   std::uint64_t events = 0;
   double wall_seconds = 0;

@@ -56,6 +56,7 @@ void ServingMetrics::Sample(std::int64_t now_us, const std::vector<std::int32_t>
   if (last_busy_) {
     const auto dt = static_cast<double>(now_us - last_sample_);
     ratio_integral_ += last_ratio_ * dt;
+    floor_integral_ += last_floor_ * dt;
     busy_time_ += dt;
   }
   const std::int64_t sum = std::accumulate(running.begin(), running.end(), std::int64_t{0});
@@ -63,6 +64,8 @@ void ServingMetrics::Sample(std::int64_t now_us, const std::vector<std::int32_t>
   if (last_busy_) {
     const double mean = static_cast<double>(sum) / static_cast<double>(running.size());
     last_ratio_ = *std::max_element(running.begin(), running.end()) / mean;
+    const auto n = static_cast<std::int64_t>(running.size());
+    last_floor_ = static_cast<double>((sum + n - 1) / n) / mean;
   }
   last_sample_ = now_us;
 }
@@ -101,6 +104,7 @@ void ServingMetrics::Finish(std::int64_t duration_us, ServingRun* run) const {
   run->duration_seconds = static_cast<double>(duration_us) / 1e6;
   run->goodput_rps = duration_us > 0 ? static_cast<double>(met) / run->duration_seconds : 0;
   run->load_imbalance = busy_time_ > 0 ? ratio_integral_ / busy_time_ : 0;
+  run->load_imbalance_floor = busy_time_ > 0 ? floor_integral_ / busy_time_ : 0;
 }
 
 }  // namespace tessera

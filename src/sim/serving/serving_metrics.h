@@ -38,9 +38,9 @@ class ServingMetrics {
   double slo_ttft_ms_, slo_tbt_ms_;
   // Load imbalance: the time integral of max/mean running while any request runs.
   std::int64_t last_sample_ = 0;
-  double last_ratio_ = 0;
+  double last_ratio_ = 0, last_floor_ = 0;
   bool last_busy_ = false;
-  double ratio_integral_ = 0;
+  double ratio_integral_ = 0, floor_integral_ = 0;
   double busy_time_ = 0;
 };
 

@@ -56,6 +56,7 @@ nlohmann::json ServingRunJson(const ServingRun& r, double global_lru_hit_rate) {
           {"slo_attainment", r.slo_attainment},
           {"goodput_rps", r.goodput_rps},
           {"load_imbalance", r.load_imbalance},
+          {"load_imbalance_floor", r.load_imbalance_floor},
           {"duration_seconds", r.duration_seconds},
           {"events", r.events},
           {"run_wall_seconds", r.wall_seconds}};
@@ -71,7 +72,9 @@ nlohmann::json ServingSweepPointJson(const ServingRun& r) {
           {"prefix_hit_rate", r.prefix_hit_rate},
           {"ttft_p99_ms", r.ttft_ms.p99},
           {"rejected", r.rejected},
-          {"load_imbalance", r.load_imbalance}};
+          {"ttft_mean_ms", r.ttft_ms.mean},
+          {"load_imbalance", r.load_imbalance},
+          {"load_imbalance_floor", r.load_imbalance_floor}};
 }
 
 }  // namespace tessera
