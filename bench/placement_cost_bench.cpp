@@ -43,15 +43,19 @@ const OpenbInput& Openb() {
     if (!cluster || !trace) return in;
     in.cluster = std::move(*cluster);
     in.pods = std::move(trace->jobs);
-    std::vector<WorkloadShape> shapes;
+    std::vector<WorkloadShape> shapes, with_memory;
     for (std::size_t i = 0; i < in.pods.size(); ++i) {
       const auto& p = in.pods[i];
       in.workloads.push_back(ToWorkload(p, in.cluster, JobId(static_cast<std::uint32_t>(i))));
-      shapes.push_back(
-          WorkloadShape{TaskShape{p.cpu_milli, 0, p.gpus, p.gpus > 0 ? p.gpu_milli : 0},
-                        in.cluster.models().Resolve(p.gpu_models), 1});
+      const GpuModelSet models = in.cluster.models().Resolve(p.gpu_models);
+      const std::int32_t milli = p.gpus > 0 ? p.gpu_milli : 0;
+      shapes.push_back(WorkloadShape{TaskShape{p.cpu_milli, 0, p.gpus, milli}, models, 1});
+      with_memory.push_back(
+          WorkloadShape{TaskShape{p.cpu_milli, p.memory_mib, p.gpus, milli}, models, 1});
     }
     in.config.target_workload = TargetWorkload::FromTasks(shapes, 1.0);
+    // fgd-strand's mix carries memory, as the allocation experiment gives it.
+    in.config.workload_mix = TargetWorkload::FromTasks(with_memory, 1.0);
     in.ok = true;
     return in;
   }();

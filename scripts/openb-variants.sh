@@ -6,10 +6,14 @@
 # (a chart made here with the standard library only: no plotting package is needed).
 # Usage: scripts/openb-variants.sh [SEEDS] [OUT]
 #   TESSERA_BIN (default ./build/tessera), TESSERA_TRACES (default ../shared/traces),
-#   POLICIES (default fgd,fgd-strand: the baseline first, the challenger second).
+#   POLICIES (default fgd,fgd-strand: the baseline first, the challenger second),
+#   SEED0 (default 0: seeds SEED0 .. SEED0+SEEDS-1; 42 gives the FGD artefact's seeds 42-51),
+#   LIMITS (a CSV from scripts/openb_share_bound.py: adds each list's share-packing limit and
+#   whether the baseline + 1 point lies below it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=${1:-10}
+seed0=${SEED0:-0}
 out=${2:-out/beyond-fgd}
 policies=${POLICIES:-fgd,fgd-strand}
 traces=${TESSERA_TRACES:-../shared/traces}/alibaba-openb-2023
@@ -23,14 +27,17 @@ for f in "$traces"/openb_pod_list_*.csv; do
   for ((s = 0; s < seeds; s++)); do
     "$bin" sim --experiment allocation --trace "$f" \
       --cluster "$traces/openb_node_list_gpu_node.csv" --policy "$policies" \
-      --seeds 1 --seed "$s" --out "$out/$v/seed$s" >/dev/null 2>"$out/$v/seed$s.log"
+      --seeds 1 --seed $((seed0 + s)) --out "$out/$v/seed$s" >/dev/null 2>"$out/$v/seed$s.log"
   done
 done
 
-python3 - "$out" "$policies" "$seeds" <<'EOF'
-import json, os, sys
+python3 - "$out" "$policies" "$seeds" "$seed0" "${LIMITS:-}" <<'EOF'
+import csv, json, os, sys
 
 out, policies, seeds = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
+seed0, limits_file = int(sys.argv[4]), sys.argv[5]
+limits = {r["list"]: float(r["share_limit_lp"]) for r in csv.DictReader(open(limits_file))} \
+    if limits_file else {}
 base, mine = policies[0], policies[1]
 families = ["default", "cpu", "gpushare", "gpuspec", "multigpu"]
 def sort_key(v):  # default, then cpuNNN, gpushareNN, gpuspecNN, multigpuNN by number
@@ -56,18 +63,25 @@ with open(os.path.join(out, "results.csv"), "w") as f:
     f.write("variant,seed,%s,%s\n" % (base, mine))
     for r in rows:
         for s, (a, b) in enumerate(zip(r["a"], r["b"])):
-            f.write(f"{r['v']},{s},{a:.4f},{b:.4f}\n")
+            f.write(f"{r['v']},{seed0 + s},{a:.4f},{b:.4f}\n")
 
+extra = " share limit | baseline + 1 below it |" if limits else ""
 lines = [f"| variant | {base} mean | {base} min–max | {mine} mean | {mine} min–max | margin | "
-         f"margin min–max (per seed) | seeds won |",
-         "|---|---:|---:|---:|---:|---:|---:|---:|"]
+         f"margin min–max (per seed) | seeds won |" + extra,
+         "|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---|" if limits else "")]
 for r in rows:
+    cells = ""
+    if limits:
+        lim = limits.get(r["v"])
+        cells = (f" {lim:.2f} | {'yes' if r['am'] + 1 <= lim else 'no'} |" if lim is not None
+                 else " – | – |")
     lines.append(f"| {r['v']} | {r['am']:.2f} | {min(r['a']):.2f}–{max(r['a']):.2f} | "
                  f"{r['bm']:.2f} | {min(r['b']):.2f}–{max(r['b']):.2f} | {r['mm']:+.2f} | "
-                 f"{min(r['m']):+.2f} to {max(r['m']):+.2f} | {r['won']}/{seeds} |")
+                 f"{min(r['m']):+.2f} to {max(r['m']):+.2f} | {r['won']}/{seeds} |" + cells)
 wins = sum(r["mm"] > 0 for r in rows)
 lines.append("")
-lines.append(f"GPU allocation (%) at 100% arrived demand, {seeds} seeds. {mine} wins on {wins} of "
+lines.append(f"GPU allocation (%) at 100% arrived demand, {seeds} seeds ({seed0}–{seed0 + seeds - 1}). "
+             f"{mine} wins on {wins} of "
              f"{len(rows)} lists by mean and on {sum(r['won'] for r in rows)} of "
              f"{seeds * len(rows)} (list, seed) pairs; smallest mean margin "
              f"{min(r['mm'] for r in rows):+.2f} points ({min(rows, key=lambda r: r['mm'])['v']}).")
@@ -87,8 +101,8 @@ svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
        f'font-family="sans-serif" font-size="11">',
        '<rect width="100%" height="100%" fill="white"/>',
        f'<text x="{left}" y="18" font-size="14">GPU allocation at 100% arrived demand on every '
-       f'openb list: {base} vs {mine} ({seeds} seeds; bars = mean, whiskers = min–max over '
-       f'seeds)</text>']
+       f'openb list: {base} vs {mine} ({seeds} seeds, {seed0}–{seed0 + seeds - 1}; bars = mean, '
+       f'whiskers = min–max over seeds)</text>']
 lo, hi = 75.0, 100.0
 y0 = head
 def ya(x):

@@ -96,6 +96,14 @@ Status ApplyTopologyFile(const TopologyFile& file, AgentOptions& o) {
 
 Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
   if (options.state_dir.empty()) return InvalidArgument("--state: required");
+  const std::string& host = options.listen_host;
+  const bool loopback = host == "localhost" || host == "::1" || host.starts_with("127.");
+  if (!options.endpoint_tls.enabled() && !loopback) {
+    return InvalidArgument("--listen " + host +
+                           ": the endpoint serves task logs and exec, plain HTTP on 127.0.0.1 "
+                           "only; give --tls-cert-file, --tls-private-key-file and "
+                           "--client-ca-file (the CA of the controller's client certificate)");
+  }
   std::error_code ec;
   std::filesystem::create_directories(options.state_dir, ec);
   if (ec) return IoError("--state " + options.state_dir + ": " + ec.message());
@@ -173,92 +181,6 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
 void Agent::RequestStop() {
   stop_ = true;
   cv_.notify_all();
-}
-
-// --- Log endpoint ---
-
-void Agent::StartLogServer() {
-  log_server_ = std::make_unique<httplib::Server>();
-  log_server_->new_task_queue = [] { return new httplib::ThreadPool(8); };
-  const std::string state = options_.state_dir;
-  log_server_->Get("/v1/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("{\"ok\":true}\n", "application/json");
-  });
-  log_server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(MetricsText(), MetricsWriter::kContentType);
-  });
-  // A failure drill on an emulated node (tessera bench recovery): it dies as a machine does.
-  log_server_->Post(R"(/v1/emulated/([a-z0-9-]+)/fail)", [this](const httplib::Request& req,
-                                                                httplib::Response& res) {
-    const std::string node = req.matches[1];
-    const int killed = FailEmulatedNode(node);
-    if (killed < 0) {
-      res.status = 404;
-      res.set_content(
-          "{\"error\":{\"code\":\"NotFound\",\"message\":"
-          "\"no emulated node of this agent has that name\"}}\n",
-          "application/json");
-      return;
-    }
-    res.set_content("{\"node\":\"" + node + "\",\"killedTasks\":" + std::to_string(killed) + "}\n",
-                    "application/json");
-  });
-  log_server_->Get(R"(/v1/tasks/([0-9]{1,18})/log)", [state](const httplib::Request& req,
-                                                             httplib::Response& res) {
-    std::int64_t id = 0, offset = 0, limit = 1 << 20;
-    const std::string id_text = req.matches[1];
-    std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
-    auto param = [&](const char* name, std::int64_t& out) {
-      if (!req.has_param(name)) return true;
-      const std::string v = req.get_param_value(name);
-      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-      return ec == std::errc() && p == v.data() + v.size() && out >= 0;
-    };
-    if (!param("offset", offset) || !param("limit", limit) || limit > (16 << 20)) {
-      res.status = 400;
-      res.set_content(
-          "{\"error\":{\"code\":\"InvalidArgument\",\"message\":\"offset and limit "
-          "must be non-negative integers (limit at most 16 MiB)\"}}\n",
-          "application/json");
-      return;
-    }
-    // The path is built from the number alone and opened without following links, so a
-    // request can never read outside <state>/logs.
-    const std::string path = TaskLogPath(state, id);
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-      res.status = 404;
-      res.set_content("{\"error\":{\"code\":\"NotFound\",\"message\":\"no log for task " +
-                          std::to_string(id) + " on this node\"}}\n",
-                      "application/json");
-      return;
-    }
-    struct stat st {};
-    ::fstat(fd, &st);
-    std::string body;
-    if (offset < st.st_size) {
-      const auto n = static_cast<std::size_t>(std::min<std::int64_t>(limit, st.st_size - offset));
-      body.resize(n);
-      const ssize_t got = ::pread(fd, body.data(), n, offset);
-      body.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
-    }
-    ::close(fd);
-    res.set_header("X-Tessera-Offset",
-                   std::to_string(offset + static_cast<std::int64_t>(body.size())));
-    res.set_header("X-Tessera-Size", std::to_string(st.st_size));
-    res.set_content(body, "text/plain; charset=utf-8");
-  });
-  const int port = options_.listen_port == 0
-                       ? log_server_->bind_to_any_port(options_.listen_host)
-                       : (log_server_->bind_to_port(options_.listen_host, options_.listen_port)
-                              ? options_.listen_port
-                              : -1);
-  if (port <= 0) {
-    Log(options_.node, "cannot bind the log endpoint on " + options_.listen_host);
-    return;
-  }
-  agent_url_ = "http://" + options_.listen_host + ":" + std::to_string(port);
-  log_thread_ = std::thread([this] { log_server_->listen_after_bind(); });
 }
 
 // --- Task records on disk ---
@@ -654,6 +576,7 @@ void Agent::FinishLocked(LocalTask& t, Finished& finished) {
   if (t.proc.pgid > 0) ::kill(-t.proc.pgid, SIGKILL);
   cgroups_.Kill(t.proc.cgroup);
   cgroups_.Remove(t.proc.cgroup);
+  exec_.EndTask(t.launch.task_id);  // commands run in a task end with it
   Persist(t.launch.task_id, t);
   finished.emplace_back(t.node, ReportOf(t.launch.task_id, t));
   dirty_ = true;
@@ -663,8 +586,10 @@ void Agent::ReapLocked(Finished& finished) {
   int status = 0;
   pid_t pid;
   while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+    bool of_task = false;
     for (auto& [id, t] : tasks_) {
       if (!t.alive.contains(pid)) continue;
+      of_task = true;
       t.alive.erase(pid);
       const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
       const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + sig;
@@ -681,6 +606,7 @@ void Agent::ReapLocked(Finished& finished) {
       if (t.alive.empty()) FinishLocked(t, finished);
       break;
     }
+    if (!of_task) exec_.Reaped(pid, status);  // a `tessera exec` command, or an orphan
   }
   const Tick now = NowMs();
   for (auto& [id, t] : tasks_) {
@@ -706,6 +632,7 @@ bool Agent::MonitorLoopAt(const std::string& url) {
   while (Server() == url) {
     credential_.Apply(client);  // issued after this thread started
     Finished finished;
+    exec_.Expire();
     {
       std::unique_lock lock(mu_);
       ReapLocked(finished);

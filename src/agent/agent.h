@@ -4,7 +4,8 @@
 // and long-polls for what should run and stop there. Tasks are launched by the Launcher and
 // supervised here: exits are reaped, reported at once (and again in every heartbeat until the
 // controller says to forget them), stops are SIGTERM then SIGKILL after the job's grace period.
-// Task logs are served over HTTP.
+// Task logs and `tessera exec` sessions are served on the agent's own endpoint, over TLS to the
+// controller only (agent_endpoint.cpp, endpoint_tls.h).
 //
 // The agent outlives controller restarts: it keeps its tasks running and reports them when the
 // controller is back, which re-adopts them. After its own restart it kills what its previous
@@ -28,6 +29,8 @@
 
 #include "agent/agent_credential.h"
 #include "agent/agent_metrics.h"
+#include "agent/endpoint_tls.h"
+#include "agent/exec_session.h"
 #include "agent/gpu_inventory.h"
 #include "agent/launcher.h"
 #include "agent/nvml_usage.h"
@@ -40,6 +43,8 @@
 namespace httplib {
 class Server;
 class Result;
+struct Request;
+struct Response;
 }  // namespace httplib
 
 namespace tessera {
@@ -72,6 +77,9 @@ struct AgentOptions {
   // (agent_credential.h); empty for a controller without authentication.
   std::string bootstrap_token_file;
   std::string ca_file;  // the CA of the controller's certificate, for an https URL
+  // The endpoint's TLS and the controller's client certificate it answers (endpoint_tls.h);
+  // without TLS the endpoint is open to local processes, so it listens on loopback only.
+  EndpointTls endpoint_tls;
 };
 
 // Takes a --topology-file into `o`: its top-level place, or the entry named o.node (one real
@@ -151,7 +159,12 @@ class Agent {
   // tasks killed, or -1 for a node this agent does not emulate.
   int FailEmulatedNode(const std::string& node);
   bool IsFailed(const std::string& node);
-  void StartLogServer();
+  void StartLogServer();  // agent_endpoint.cpp
+  // `tessera exec` (exec_session.h): the command `body` asks for, in task `task_id`'s
+  // environment; then the session's start and its reads and writes.
+  Result<ExecCommand> ExecCommandFor(std::int64_t task_id, const nlohmann::json& body);
+  void StartExec(const httplib::Request& req, httplib::Response& res);
+  void ExecIo(const httplib::Request& req, httplib::Response& res);
   // GET /metrics (agent_metrics.h): the gauges gathered under mu_, formatted without it.
   std::string MetricsText();
   void StopAllTasks();
@@ -181,6 +194,7 @@ class Agent {
   std::unique_ptr<httplib::Server> log_server_;
   std::thread log_thread_;
   AgentMetrics metrics_;
+  ExecSessions exec_;
   TaskUsageReader usage_reader_{[](const std::string& node, const std::string& msg) {
     std::fprintf(stderr, "tessera-agent[%s]: %s\n", node.c_str(), msg.c_str());
   }};

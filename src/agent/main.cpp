@@ -60,6 +60,16 @@ int main(int argc, char** argv) {
                  "credential of its own (kept in STATE/credential)");
   app.add_option("--ca-file", o.ca_file,
                  "CA certificate of the controller (for an https --server)");
+  app.add_option("--tls-cert-file", o.endpoint_tls.cert_file,
+                 "Serve the endpoint (logs, exec, metrics) over HTTPS with this certificate "
+                 "(PEM; `tessera up` makes one from its local CA)");
+  app.add_option("--tls-private-key-file", o.endpoint_tls.key_file, "The certificate's key (PEM)");
+  app.add_option("--client-ca-file", o.endpoint_tls.client_ca,
+                 "CA of the controller's client certificate: logs and exec answer only a caller "
+                 "with a certificate it signed for --controller-name");
+  app.add_option("--controller-name", o.endpoint_tls.controller_cn,
+                 "Common name of the controller's client certificate")
+      ->capture_default_str();
   app.add_flag("--keep-tasks-on-exit", o.keep_tasks_on_exit,
                "Leave tasks running when the agent stops");
   CLI11_PARSE(app, argc, argv);

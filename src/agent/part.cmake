@@ -5,7 +5,8 @@ if(NOT TARGET PkgConfig::CPP_HTTPLIB)
   pkg_check_modules(CPP_HTTPLIB REQUIRED IMPORTED_TARGET GLOBAL cpp-httplib)
 endif()
 
-tessera_part(agent DEPS tessera_spec tessera_core PkgConfig::CPP_HTTPLIB Threads::Threads
+find_package(OpenSSL REQUIRED)
+tessera_part(agent DEPS tessera_spec tessera_core PkgConfig::CPP_HTTPLIB OpenSSL::SSL OpenSSL::Crypto Threads::Threads
   nlohmann_json::nlohmann_json ${CMAKE_DL_LIBS})
 
 add_executable(tessera-agent ${CMAKE_CURRENT_SOURCE_DIR}/src/agent/main.cpp)

@@ -5,7 +5,9 @@
 // it (no threads, no agents), and then:
 //  1. the scheduling cycle, repeated, with metrics off and on in alternating blocks, while a
 //     scraper reads /metrics every second as Prometheus would (on) or nothing reads it (off):
-//     the median cycle of each and their ratio;
+//     the median and mean cycle of each and their ratios. A block lasts --cycles cycles and at
+//     least --block-seconds, so that the scrapes fall on the cycles at their real rate (one a
+//     second) rather than on the first of a handful;
 //  2. one scrape's time, and how long its gathering held the controller's lock, with every
 //     scrape gathering afresh.
 // The cycle does the same work every time (nothing fits, nothing changes), so the two modes
@@ -37,7 +39,8 @@ struct MetricsBenchFlags {
   int nodes = 1250;
   int pending = 10000;
   int jobs = 100000;
-  int cycles = 10;  // per mode and block
+  int cycles = 10;  // per mode and block, at least
+  double block_seconds = 3;
   int blocks = 3;
   std::string output;
 };
@@ -150,7 +153,9 @@ CycleTimes MeasureCycles(Controller& c, const MetricsBenchFlags& f) {
           }
         });
       }
-      for (int i = 0; i < f.cycles; ++i) {
+      const auto block_end =
+          Clock::now() + std::chrono::milliseconds(static_cast<int>(f.block_seconds * 1000));
+      for (int i = 0; i < f.cycles || Clock::now() < block_end; ++i) {
         const auto start = Clock::now();
         c.RunSchedulingCycle();
         (on ? out.on_ms : out.off_ms).push_back(Ms(Clock::now() - start));
@@ -204,15 +209,25 @@ Status RunBenchMetrics(const MetricsBenchFlags& f) {
     bytes = text.size();
   }
   const double off = Median(cycles.off_ms), on = Median(cycles.on_ms);
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return v.empty() ? 0 : sum / static_cast<double>(v.size());
+  };
+  const double off_mean = mean(cycles.off_ms), on_mean = mean(cycles.on_ms);
   const double scrape_max = *std::max_element(scrape_ms.begin(), scrape_ms.end());
   Json result = {{"machine", "this machine; simulated GPUs, no agents"},
                  {"nodes", f.nodes},
                  {"jobs", f.jobs},
                  {"pendingJobs", f.pending},
-                 {"cyclesPerMode", f.blocks * f.cycles},
+                 {"cyclesMetricsOff", cycles.off_ms.size()},
+                 {"cyclesMetricsOn", cycles.on_ms.size()},
                  {"cycleMedianMsMetricsOff", off},
                  {"cycleMedianMsMetricsOn", on},
                  {"cycleRatioOnOverOff", off > 0 ? on / off : 0},
+                 {"cycleMeanMsMetricsOff", off_mean},
+                 {"cycleMeanMsMetricsOn", on_mean},
+                 {"cycleMeanRatioOnOverOff", off_mean > 0 ? on_mean / off_mean : 0},
                  {"scrapeMedianMs", Median(scrape_ms)},
                  {"scrapeMaxMs", scrape_max},
                  {"scrapeLockHeldMedianMs", Median(locked_ms)},
@@ -227,10 +242,14 @@ Status RunBenchMetrics(const MetricsBenchFlags& f) {
                               " pending)"},
               {"cycle median, metrics off", Number(off) + " ms"},
               {"cycle median, metrics on + 1 scrape/s", Number(on) + " ms"},
-              {"ratio on/off", Number(off > 0 ? on / off : 0)},
+              {"ratio on/off (median)", Number(off > 0 ? on / off : 0)},
+              {"cycle mean, off / on", Number(off_mean) + " ms / " + Number(on_mean) + " ms"},
+              {"ratio on/off (mean)", Number(off_mean > 0 ? on_mean / off_mean : 0)},
+              {"cycles measured, off / on",
+               std::to_string(cycles.off_ms.size()) + " / " + std::to_string(cycles.on_ms.size())},
               {"/metrics answer (median, max)",
                Number(Median(scrape_ms)) + " ms, " + Number(scrape_max) + " ms"},
-              {"of it, controller lock held", Number(Median(locked_ms)) + " ms"},
+              {"longest hold of the controller lock", Number(Median(locked_ms)) + " ms"},
               {"/metrics size", std::to_string(bytes / 1024) + " KiB"}});
   return {};
 }
@@ -245,7 +264,11 @@ void RegisterBenchMetricsCommand(CLI::App& app) {
   cmd->add_option("--nodes", flags->nodes, "Simulated nodes of 8 GPUs")->capture_default_str();
   cmd->add_option("--pending", flags->pending, "Pending 8-GPU jobs")->capture_default_str();
   cmd->add_option("--jobs", flags->jobs, "Jobs in all (the rest finished)")->capture_default_str();
-  cmd->add_option("--cycles", flags->cycles, "Cycles per mode and block")->capture_default_str();
+  cmd->add_option("--cycles", flags->cycles, "Cycles per mode and block, at least")
+      ->capture_default_str();
+  cmd->add_option("--block-seconds", flags->block_seconds, "Seconds per mode and block, at least")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 600.0));
   cmd->add_option("--blocks", flags->blocks, "Alternating off/on blocks")->capture_default_str();
   AddOutputFlag(cmd, &flags->output);
   cmd->callback([flags] { SetExitCode(RunOrReport([&] { return RunBenchMetrics(*flags); })); });

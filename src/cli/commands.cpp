@@ -36,6 +36,7 @@ void RegisterCommands(CLI::App& app) {
   RegisterGetCommand(app);
   RegisterDescribeCommand(app);
   RegisterLogsCommand(app);
+  RegisterExecCommand(app);
   RegisterCancelCommand(app);
   RegisterReleaseCommand(app);
   RegisterTopCommand(app);

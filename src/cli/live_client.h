@@ -58,6 +58,7 @@ class ApiClient {
                             const std::string& content_type = "application/yaml");
   Result<HttpResponse> Delete(const std::string& path);
   const std::string& url() const { return url_; }
+  const std::string& ca_file() const { return ca_file_; }  // of the controller (and its agents)
 
  private:
   template <typename Request>

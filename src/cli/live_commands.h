@@ -12,6 +12,7 @@ void RegisterSubmitCommand(CLI::App& app);
 void RegisterGetCommand(CLI::App& app);
 void RegisterDescribeCommand(CLI::App& app);
 void RegisterLogsCommand(CLI::App& app);
+void RegisterExecCommand(CLI::App& app);  // exec_command.cpp
 void RegisterCancelCommand(CLI::App& app);
 void RegisterReleaseCommand(CLI::App& app);
 void RegisterTopCommand(CLI::App& app);         // top_command.cpp

@@ -248,16 +248,19 @@ int RunFailures(const SimFlags& flags) {
   options.restart = seconds(flags.restart_seconds);
   options.detect = seconds(flags.detect_seconds);
   options.cold_start = seconds(flags.cold_start_seconds);
-  if (flags.recovery_times == "measured") {
+  if (!flags.recovery_times.empty()) {
     // What tesserad achieves live (tessera bench recovery --write-preset): these four replace
     // --detect-seconds, --restart-seconds and --cold-start-seconds.
-    options.detect = seconds(measured::kDetectSeconds);
-    options.restart = seconds(measured::kRestartSeconds);
-    options.cold_start = seconds(measured::kColdStartSeconds);
-    options.cold_start_per_node = seconds(measured::kColdStartPerNodeSeconds);
-  } else if (!flags.recovery_times.empty()) {
-    return Fail("--recovery-times: must be measured (or left out for the flags' times), got '" +
-                flags.recovery_times + "'");
+    auto measured = LoadMeasuredRecoveryTimes(flags.recovery_times);
+    if (!measured) return Fail(measured.error().message);
+    options.detect = seconds(measured->detect_seconds);
+    options.restart = seconds(measured->restart_seconds);
+    options.cold_start = seconds(measured->cold_start_seconds);
+    options.cold_start_per_node = seconds(measured->cold_start_per_node_seconds);
+    std::cerr << "recovery times measured live (" << measured->source << "): detect "
+              << measured->detect_seconds << " s, restart " << measured->restart_seconds
+              << " s, cold start " << measured->cold_start_seconds << " s + "
+              << measured->cold_start_per_node_seconds << " s per node\n";
   }
   options.spares_per_leaf = flags.spares_per_leaf;
   options.max_spares = flags.max_spares;
@@ -616,7 +619,8 @@ void RegisterSimCommand(CLI::App& app) {
       ->capture_default_str();
   sim->add_option("--recovery-times", flags->recovery_times,
                   "failures: measured = detection, restart and cold start as this controller "
-                  "achieves them live (tessera bench recovery; replaces the three flags)");
+                  "achieves them live (built in from tessera bench recovery --write-preset), or "
+                  "a FILE that bench wrote; replaces the three flags");
   sim->add_option("--cold-start-seconds", flags->cold_start_seconds,
                   "failures: seconds to bring up nodes new to the job (not hot spares)")
       ->capture_default_str();

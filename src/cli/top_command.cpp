@@ -52,7 +52,7 @@ Status TopNodes(ApiClient& api, OutputFormat format) {
   if (!doc) return std::unexpected(doc.error());
   const Json& nodes = (*doc)["nodes"];
   std::vector<std::string> unreachable;
-  const auto use = ScrapeGpuUse(AgentUrlsOf(nodes), &unreachable);
+  const auto use = ScrapeGpuUse(AgentUrlsOf(nodes), {api.ca_file(), "", ""}, &unreachable);
   Json out = Json::array();
   std::vector<std::vector<std::string>> rows;
   for (const auto& n : nodes) {
@@ -111,7 +111,8 @@ Status TopJobs(ApiClient& api, OutputFormat format, int limit) {
   for (const auto& n : (*nodes)["nodes"])
     simulated[n.value("name", "")] = n.value("simulated", false);
   std::vector<std::string> unreachable;
-  const auto use = ScrapeGpuUse(AgentUrlsOf((*nodes)["nodes"]), &unreachable);
+  const auto use =
+      ScrapeGpuUse(AgentUrlsOf((*nodes)["nodes"]), {api.ca_file(), "", ""}, &unreachable);
   auto list = JsonOf(api.Get("/v1/jobs?phase=Running&limit=" + std::to_string(limit)));
   if (!list) return std::unexpected(list.error());
   Json out = Json::array();

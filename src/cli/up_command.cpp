@@ -66,8 +66,9 @@ struct UpAccess {
   std::vector<std::string> agent_args;
 };
 
-// Tokens and (except on etcd, whose standbys speak plain HTTP) TLS, made once in the state
-// directory; --insecure: neither.
+// Tokens and TLS, made once in the state directory; --insecure: neither. The agents' endpoints
+// are always HTTPS and answer task logs and exec to the controller's client certificate only;
+// the controller's own listener is HTTPS except on etcd, whose standbys speak plain HTTP.
 Result<UpAccess> PrepareAccess(const UpFlags& f, const std::string& state) {
   UpAccess a;
   if (f.insecure) {
@@ -80,9 +81,16 @@ Result<UpAccess> PrepareAccess(const UpFlags& f, const std::string& state) {
   a.controller_args = {"--token-auth-file", a.creds->token_file, "--bootstrap-token-file",
                        a.creds->bootstrap_file};
   a.agent_args = {"--bootstrap-token-file", a.creds->bootstrap_file};
+  auto tls = EnsureUpTls(state);
+  if (!tls) return std::unexpected(tls.error());
+  a.controller_args.insert(
+      a.controller_args.end(),
+      {"--agent-client-cert-file", tls->client_cert_file, "--agent-client-key-file",
+       tls->client_key_file, "--agent-ca-file", tls->ca_file});
+  a.agent_args.insert(a.agent_args.end(),
+                      {"--tls-cert-file", tls->agent_cert_file, "--tls-private-key-file",
+                       tls->agent_key_file, "--client-ca-file", tls->ca_file});
   if (f.store != "etcd") {
-    auto tls = EnsureUpTls(state);
-    if (!tls) return std::unexpected(tls.error());
     a.tls = *tls;
     a.controller_args.insert(a.controller_args.end(), {"--tls-cert-file", a.tls->cert_file,
                                                        "--tls-private-key-file", a.tls->key_file});

@@ -43,6 +43,24 @@ Status Openssl(const std::vector<std::string>& args, const std::string& log) {
                             " failed (is Debian's openssl installed?):\n" + out.str());
 }
 
+// A key and a certificate signed by the CA: `subject`, extensions `ext` (openssl x509 -extfile).
+Status Sign(const std::string& dir, const std::string& name, const std::string& subject,
+            const std::string& ext, const std::string& ca_file, const std::string& ca_key,
+            const std::string& log) {
+  const std::string crt = dir + "/" + name + ".crt", key = dir + "/" + name + ".key";
+  const std::string csr = dir + "/" + name + ".csr", ext_file = dir + "/" + name + ".ext";
+  std::ofstream(ext_file) << ext;
+  if (auto s = Openssl({"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                        "-nodes", "-keyout", key, "-out", csr, "-subj", subject},
+                       log);
+      !s) {
+    return s;
+  }
+  return Openssl({"x509", "-req", "-in", csr, "-CA", ca_file, "-CAkey", ca_key, "-CAcreateserial",
+                  "-out", crt, "-days", "825", "-extfile", ext_file},
+                 log);
+}
+
 }  // namespace
 
 Result<UpTls> EnsureUpTls(const std::string& state) {
@@ -51,7 +69,13 @@ Result<UpTls> EnsureUpTls(const std::string& state) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return IoError("cannot create " + dir + ": " + ec.message());
-  UpTls out{dir + "/ca.crt", dir + "/server.crt", dir + "/server.key"};
+  UpTls out{dir + "/ca.crt",
+            dir + "/server.crt",
+            dir + "/server.key",
+            dir + "/agent.crt",
+            dir + "/agent.key",
+            dir + "/controller-client.crt",
+            dir + "/controller-client.key"};
   const std::string log = dir + "/openssl.log";
   const std::string ca_key = dir + "/ca.key";
   if (!fs::exists(out.ca_file) || !fs::exists(ca_key)) {
@@ -62,25 +86,27 @@ Result<UpTls> EnsureUpTls(const std::string& state) {
         !s) {
       return std::unexpected(s.error());
     }
-    fs::remove(out.cert_file, ec);  // a new CA signs a new certificate
+    // A new CA signs new certificates.
+    for (const auto* f : {&out.cert_file, &out.agent_cert_file, &out.client_cert_file})
+      fs::remove(*f, ec);
   }
-  if (!fs::exists(out.cert_file) || !fs::exists(out.key_file)) {
-    const std::string csr = dir + "/server.csr", ext = dir + "/server.ext";
-    std::ofstream(ext) << "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
-                          "extendedKeyUsage=serverAuth\n";
-    if (auto s = Openssl({"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                          "-nodes", "-keyout", out.key_file, "-out", csr, "-subj", "/CN=tesserad"},
-                         log);
-        !s) {
+  const std::string loopback = "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
+  struct Wanted {
+    const std::string* cert;
+    const std::string* key;
+    const char* name;
+    const char* subject;
+    std::string ext;
+  };
+  for (const Wanted& w : {Wanted{&out.cert_file, &out.key_file, "server", "/CN=tesserad",
+                                 loopback + "extendedKeyUsage=serverAuth\n"},
+                          Wanted{&out.agent_cert_file, &out.agent_key_file, "agent",
+                                 "/CN=tessera-agent", loopback + "extendedKeyUsage=serverAuth\n"},
+                          Wanted{&out.client_cert_file, &out.client_key_file, "controller-client",
+                                 "/CN=tessera-controller", "extendedKeyUsage=clientAuth\n"}}) {
+    if (fs::exists(*w.cert) && fs::exists(*w.key)) continue;
+    if (auto s = Sign(dir, w.name, w.subject, w.ext, out.ca_file, ca_key, log); !s)
       return std::unexpected(s.error());
-    }
-    if (auto s =
-            Openssl({"x509", "-req", "-in", csr, "-CA", out.ca_file, "-CAkey", ca_key,
-                     "-CAcreateserial", "-out", out.cert_file, "-days", "825", "-extfile", ext},
-                    log);
-        !s) {
-      return std::unexpected(s.error());
-    }
   }
   return out;
 }

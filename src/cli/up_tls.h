@@ -1,7 +1,10 @@
 // The TLS material of a `tessera up` cluster, made once with Debian's `openssl` command and
-// kept in DIR/tls (keys 0600): a local CA (ca.crt, ca.key) and the controller's certificate
-// for 127.0.0.1 and localhost signed by it (server.crt, server.key). The CLI's context and the
-// agents check the controller against ca.crt.
+// kept in DIR/tls (keys 0600): a local CA (ca.crt, ca.key) and, signed by it, the controller's
+// certificate for 127.0.0.1 and localhost (server.crt, server.key), the agents' endpoint
+// certificate (agent.crt, agent.key) and the controller's client certificate for the agents
+// (controller-client.crt, .key: extended key usage clientAuth, CN tessera-controller). The
+// CLI's context and the agents check the controller against ca.crt, the controller checks the
+// agents against it, and the agents answer task logs and exec only to the client certificate.
 #pragma once
 
 #include <string>
@@ -14,6 +17,8 @@ struct UpTls {
   std::string ca_file;
   std::string cert_file;
   std::string key_file;
+  std::string agent_cert_file, agent_key_file;
+  std::string client_cert_file, client_key_file;
 };
 
 // Makes what is missing under `state`/tls; the error carries openssl's output.

@@ -40,6 +40,8 @@ const char* Verb(Action a) {
       return "purge jobs of";
     case Action::kReadLogs:
       return "read the logs of";
+    case Action::kExec:
+      return "exec into jobs of";
     default:
       return "read jobs of";
   }
@@ -67,7 +69,7 @@ AccessDecision AuthorizeJobAction(const Caller& caller, const Roles& roles,
   const bool member = request.queue.empty() ? !roles.teams.empty() : MemberOf(roles, request.queue);
   if (member) return Allow();
   const bool reader = roles.viewer || roles.gateway;
-  if (!IsWrite(a) && a != Action::kReadLogs && reader) return Allow();
+  if (!IsWrite(a) && a != Action::kReadLogs && a != Action::kExec && reader) return Allow();
   const std::string where = request.queue.empty() ? "any queue" : "queue " + request.queue;
   return Deny("user " + caller.name + " may not " + Verb(a) + " " + where + " (groups give " +
               TeamsText(roles) + (reader ? ", read-only" : "") + ")");
@@ -117,6 +119,7 @@ AccessDecision Authorize(const Caller& caller, const AccessRequest& request) {
       return Allow();
     case Action::kReadJob:
     case Action::kReadLogs:
+    case Action::kExec:
     case Action::kSubmit:
     case Action::kRelease:
     case Action::kCancel:

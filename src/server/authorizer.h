@@ -40,6 +40,7 @@ enum class Action {
   kListJobs,     // filtered to the queues the caller may see (MaySeeQueue)
   kReadJob,      // one job of `queue`; its env only with MaySeeEnv
   kReadLogs,     // a task's output may hold what its env held: team and admin only
+  kExec,         // `tessera exec` into a task: what its env and files hold; team and admin only
   kWatchEvents,  // filtered like kListJobs
   kSubmit,
   kRelease,

@@ -57,6 +57,16 @@ Status ControllerCore::LoadLocked() {
     if (t.state == TaskState::kRunning) state.awaiting_readoption.insert(t.id);
     state.tasks.emplace(t.id, std::move(t));
   }
+  // A resize in progress resumes where it stood (resize_applier.h decides whether it still
+  // applies: its old ranks stopping, ready to restart, or overtaken).
+  for (auto& [id, job] : jobs) {
+    for (const UnitRecord& u : job.units) {
+      if (auto target = ResizeTargetFromJson(u.resize); target && target->unit == u.unit) {
+        job.resize = std::move(target);
+        state.resizing.insert(id);
+      }
+    }
+  }
   // In job id order, so scheduling ids (ties in the queue order) follow submission.
   for (auto& [id, job] : jobs) state.AddJob(std::move(job));
   const Tick now = Now();

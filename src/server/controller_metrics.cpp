@@ -144,6 +144,7 @@ std::string ApiRouteLabel(std::string_view path) {
   }
   if (top == "jobs") return "/v1/jobs/{job}";
   if (top == "logs") return "/v1/logs/{job}";
+  if (top == "exec") return "/v1/exec/{job}";
   if (top == "agents") {
     if (s.size() == 3) {
       if (s[2] == "register" || s[2] == "heartbeat" || s[2] == "status")

@@ -1,10 +1,53 @@
 #include "server/controller_state.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "server/change_builder.h"
 
 namespace tessera {
+
+std::string ResizeTargetJson(const ResizeTarget& target) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (std::size_t i = 0; i < target.placement.size(); ++i) {
+    const TaskPlacement& tp = target.placement[i];
+    ranks.push_back({{"node", target.nodes.at(i)},
+                     {"gpuMask", tp.gpu_mask},
+                     {"gpuMilli", tp.gpu_milli},
+                     {"cpuMilli", tp.cpu_milli},
+                     {"memoryMib", tp.memory_mib}});
+  }
+  return nlohmann::json{{"unit", target.unit},
+                        {"fromAttempt", target.from_attempt},
+                        {"fromWorkers", target.from_workers},
+                        {"ranks", ranks}}
+      .dump();
+}
+
+std::optional<ResizeTarget> ResizeTargetFromJson(const std::string& json) {
+  if (json.empty()) return std::nullopt;
+  const auto doc = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return std::nullopt;
+  try {
+    ResizeTarget t;
+    t.unit = doc.at("unit").get<int>();
+    t.from_attempt = doc.at("fromAttempt").get<int>();
+    t.from_workers = doc.at("fromWorkers").get<int>();
+    for (const auto& r : doc.at("ranks")) {
+      TaskPlacement tp;  // node ids are looked up by name in each cycle
+      tp.gpu_mask = r.at("gpuMask").get<std::uint16_t>();
+      tp.gpu_milli = r.at("gpuMilli").get<std::int32_t>();
+      tp.cpu_milli = r.at("cpuMilli").get<std::int64_t>();
+      tp.memory_mib = r.at("memoryMib").get<std::int64_t>();
+      t.placement.push_back(tp);
+      t.nodes.push_back(r.at("node").get<std::string>());
+    }
+    if (t.placement.empty()) return std::nullopt;
+    return t;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;  // a record this build cannot read: the scheduler places the unit
+  }
+}
 
 std::optional<std::int64_t> ControllerState::FindJob(const std::string& queue,
                                                      const std::string& name) const {

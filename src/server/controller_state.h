@@ -27,8 +27,8 @@ namespace tessera {
 class ChangeBuilder;
 
 // A live resize in progress (server/resize_applier.h): the unit's ranks of `from_attempt` stop,
-// and restart at `placement` once they are gone. Not durable: after a controller restart the
-// unit is pending and the scheduler places it afresh (at what fits).
+// and restart at `placement` once they are gone. Durable in its unit's record (UnitRecord::resize,
+// ResizeTargetJson), so that a controller restart between the stop and the restart resumes it.
 struct ResizeTarget {
   int unit = 0;
   int from_attempt = 0;
@@ -36,6 +36,10 @@ struct ResizeTarget {
   Placement placement;             // node ids are looked up again by name in each cycle
   std::vector<std::string> nodes;  // the node of each rank of `placement`
 };
+
+// The target as its unit record keeps it, and back (nullopt: empty or unreadable).
+std::string ResizeTargetJson(const ResizeTarget& target);
+std::optional<ResizeTarget> ResizeTargetFromJson(const std::string& json);
 
 struct JobState {
   JobRecord rec;
@@ -54,7 +58,7 @@ struct JobState {
   std::optional<std::string> never_fits;
   bool waiting = false;                // in the last snapshot, pending and not bound
   std::string blocked_by;              // unmet spec.dependencies as of the last cycle; empty: none
-  std::optional<ResizeTarget> resize;  // a resize in progress (not durable)
+  std::optional<ResizeTarget> resize;  // a resize in progress (also in its unit's record)
 };
 
 struct RegisteredNode {
@@ -77,7 +81,7 @@ struct ControllerState {
   std::deque<EventRecord> events;
   std::set<std::int64_t> active;                 // jobs not finished
   std::set<std::int64_t> awaiting_readoption;    // running at load, not yet reported since
-  std::set<std::int64_t> resizing;               // jobs with a resize in progress (not durable)
+  std::set<std::int64_t> resizing;               // jobs with a resize in progress
   std::map<std::int64_t, ServiceScale> scaling;  // autoscaled services (not durable)
   GpuUsageFeed gpu_usage;                        // from the heartbeats (not durable)
   std::uint64_t node_generation = 1;             // bumped when a node is added or changes shape

@@ -19,13 +19,12 @@ std::set<std::string> AgentUrlsOf(const Json& nodes) {
   return agents;
 }
 
-GpuUseMap ScrapeGpuUse(const std::set<std::string>& agent_urls,
+GpuUseMap ScrapeGpuUse(const std::set<std::string>& agent_urls, const AgentClientTls& tls,
                        std::vector<std::string>* unreachable, int read_timeout_s) {
   GpuUseMap use;
   for (const auto& url : agent_urls) {
-    httplib::Client c(url);
+    httplib::Client c = AgentClient(url, tls, read_timeout_s);
     c.set_connection_timeout(2, 0);
-    c.set_read_timeout(read_timeout_s, 0);
     auto r = c.Get("/metrics");
     if (!r || r->status != 200) {
       unreachable->push_back(url);
@@ -55,7 +54,7 @@ Json GpuUsageCache::Get(const Json& nodes) {
     return out;
   }
   std::vector<std::string> unreachable;
-  const GpuUseMap use = ScrapeGpuUse(AgentUrlsOf(nodes), &unreachable, 5);
+  const GpuUseMap use = ScrapeGpuUse(AgentUrlsOf(nodes), *tls_, &unreachable, 5);
   Json gpus = Json::array();
   for (const auto& [key, u] : use) {
     gpus.push_back({{"node", key.first},

@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "server/agent_client.h"
+
 namespace tessera {
 
 struct GpuUse {
@@ -32,13 +34,15 @@ std::set<std::string> AgentUrlsOf(const nlohmann::json& nodes);
 
 // Reads every agent's /metrics (2 s to connect, `read_timeout_s` to answer); the agents that
 // did not answer are appended to `unreachable`.
-GpuUseMap ScrapeGpuUse(const std::set<std::string>& agent_urls,
+GpuUseMap ScrapeGpuUse(const std::set<std::string>& agent_urls, const AgentClientTls& tls,
                        std::vector<std::string>* unreachable, int read_timeout_s = 10);
 
 // The last scrape, kept for `max_age`, so that many dashboards cost the agents one scrape.
 class GpuUsageCache {
  public:
-  explicit GpuUsageCache(std::chrono::milliseconds max_age) : max_age_(max_age) {}
+  // `tls` (outliving the cache) is read at each scrape.
+  GpuUsageCache(std::chrono::milliseconds max_age, const AgentClientTls* tls)
+      : max_age_(max_age), tls_(tls) {}
   // {"gpus": [{node, gpu, utilization, memoryUsedBytes, memoryTotalBytes}], "unreachable":
   // [url], "ageMs"}; scrapes again when the last one is older than max_age.
   nlohmann::json Get(const nlohmann::json& nodes);
@@ -46,6 +50,7 @@ class GpuUsageCache {
  private:
   using Clock = std::chrono::steady_clock;
   const std::chrono::milliseconds max_age_;
+  const AgentClientTls* tls_;
   std::mutex mu_;  // held through a scrape: concurrent callers wait for it, not scrape again
   Clock::time_point taken_{};
   nlohmann::json last_;

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <optional>
 
+#include "server/http_helpers.h"
 #include "server/metrics_routes.h"
 #include "server/ui_routes.h"
 #include "spec/document.h"
@@ -17,94 +18,6 @@ namespace tessera {
 namespace {
 
 using Json = nlohmann::json;
-
-const char* CodeName(Error::Code c) {
-  switch (c) {
-    case Error::Code::kInvalidArgument:
-      return "InvalidArgument";
-    case Error::Code::kNotFound:
-      return "NotFound";
-    case Error::Code::kAlreadyExists:
-      return "AlreadyExists";
-    case Error::Code::kFailedPrecondition:
-      return "FailedPrecondition";
-    case Error::Code::kIo:
-      return "Unavailable";
-    case Error::Code::kInternal:
-      return "Internal";
-  }
-  return "Internal";
-}
-
-int HttpStatusOf(Error::Code c) {
-  switch (c) {
-    case Error::Code::kInvalidArgument:
-      return 400;
-    case Error::Code::kNotFound:
-      return 404;
-    case Error::Code::kAlreadyExists:
-    case Error::Code::kFailedPrecondition:
-      return 409;
-    case Error::Code::kIo:
-      return 503;
-    case Error::Code::kInternal:
-      return 500;
-  }
-  return 500;
-}
-
-// With a charset, which cpp-httplib 0.11 does not match as compressible: it would otherwise
-// brotli-compress (at its slowest quality) every answer to a browser, which asks for br on
-// every fetch: 0.1 s for 46 KB of /v1/nodes, seconds at a thousand nodes.
-void SendJson(httplib::Response& res, int status, const Json& body) {
-  res.status = status;
-  res.set_content(DumpJson(body) + "\n", "application/json; charset=utf-8");
-}
-
-void SendError(httplib::Response& res, const ApiError& e) {
-  Json details = Json::array();
-  for (const auto& f : e.fields) details.push_back({{"field", f.field}, {"reason", f.reason}});
-  SendJson(
-      res, HttpStatusOf(e.error.code),
-      {{"error",
-        {{"code", CodeName(e.error.code)}, {"message", e.error.message}, {"details", details}}}});
-}
-
-void SendError(httplib::Response& res, Error::Code code, const std::string& message) {
-  SendError(res, ApiError{Error{code, message}, {}});
-}
-
-// An integer query parameter; nullopt (and a 400 sent) when malformed.
-std::optional<std::int64_t> IntParam(const httplib::Request& req, httplib::Response& res,
-                                     const char* name, std::int64_t fallback, std::int64_t lo,
-                                     std::int64_t hi) {
-  if (!req.has_param(name)) return fallback;
-  const std::string v = req.get_param_value(name);
-  std::int64_t out = 0;
-  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-  if (ec != std::errc() || ptr != v.data() + v.size() || out < lo || out > hi) {
-    SendError(res, Error::Code::kInvalidArgument,
-              std::string(name) + ": must be an integer between " + std::to_string(lo) + " and " +
-                  std::to_string(hi));
-    return std::nullopt;
-  }
-  return out;
-}
-
-bool TruthyParam(const httplib::Request& req, const char* name) {
-  if (!req.has_param(name)) return false;
-  const std::string v = req.get_param_value(name);
-  return v == "true" || v == "1" || v == "yes";
-}
-
-// Splits "{queue...}/{name}" captured from a path.
-bool SplitQueueName(const std::string& path, std::string* queue, std::string* name) {
-  auto slash = path.rfind('/');
-  if (slash == std::string::npos || slash == 0) return false;
-  *queue = path.substr(0, slash);
-  *name = path.substr(slash + 1);
-  return ValidQueuePath(*queue) && ValidJobName(*name);
-}
 
 // The body of POST /v1/release: {"names": [...], "queue": "..."} or {"all": true}.
 struct ReleaseRequest {
@@ -137,34 +50,6 @@ Result<ReleaseRequest> ParseReleaseRequest(const std::string& body) {
     }
   }
   return r;
-}
-
-// Registers a POST route whose body is a document (a spec, a protocol message), read whatever
-// its Content-Type: `curl --data-binary @spec.yaml` sends application/x-www-form-urlencoded,
-// which httplib would cap at 8 KiB (answering a misleading 413) and parse into query
-// parameters, so that a body could set ?hold= or ?waitMs=. Read here, the body is capped only
-// at the payload limit and never becomes parameters.
-void PostDocument(httplib::Server& h, const std::string& pattern,
-                  httplib::Server::Handler handler) {
-  h.Post(pattern,
-         [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res,
-                                        const httplib::ContentReader& read) {
-           if (req.is_multipart_form_data()) {
-             SendError(res, Error::Code::kInvalidArgument,
-                       "multipart/form-data bodies are not accepted: send the document itself "
-                       "(curl --data-binary @FILE)");
-             res.status = 415;
-             return;
-           }
-           httplib::Request with_body = req;
-           if (!read([&](const char* data, std::size_t n) {
-                 with_body.body.append(data, n);
-                 return true;
-               })) {
-             return;  // httplib set the status (413 past the payload limit, 400 when cut short)
-           }
-           handler(with_body, res);
-         });
 }
 
 }  // namespace
@@ -244,9 +129,10 @@ void ApiServer::Routes() {
   JobRoutes();
   ViewRoutes();
   LogRoute();
+  ExecRoutes();
   AgentRoutes();
   AddMetricsRoutes(*http_, controller_);
-  AddUiRoutes(*http_, controller_);
+  AddUiRoutes(*http_, controller_, agent_tls_.get());
   PreRouting();
 }
 
@@ -416,7 +302,8 @@ void ApiServer::ViewRoutes() {
 void ApiServer::LogRoute() {
   auto& h = *http_;
   Controller& c = controller_;
-  h.Get(R"(/v1/logs/(.+))", [&c](const httplib::Request& req, httplib::Response& res) {
+  const AgentClientTls* tls = agent_tls_.get();
+  h.Get(R"(/v1/logs/(.+))", [&c, tls](const httplib::Request& req, httplib::Response& res) {
     std::string queue, name;
     if (!SplitQueueName(req.matches[1], &queue, &name)) {
       return SendError(res, Error::Code::kInvalidArgument, "expected /v1/logs/{queue}/{name}");
@@ -437,10 +324,7 @@ void ApiServer::LogRoute() {
       return SendError(res, Error::Code::kFailedPrecondition,
                        "the task's node has no log endpoint");
     }
-    httplib::Client agent(loc->agent_url);
-    agent.set_tcp_nodelay(true);
-    agent.set_connection_timeout(3, 0);
-    agent.set_read_timeout(10, 0);
+    httplib::Client agent = AgentClient(loc->agent_url, *tls);
     const std::string path = "/v1/tasks/" + std::to_string(loc->task_id) +
                              "/log?offset=" + std::to_string(*offset) +
                              "&limit=" + std::to_string(*limit);

@@ -32,6 +32,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "server/agent_client.h"
 #include "server/controller.h"
 #include "server/http_auth.h"
 #include "server/http_frontend.h"
@@ -53,6 +54,8 @@ class ApiServer {
   Result<int> Bind(const std::string& host, int port);
   // Authenticates and authorises every request with `guard`. Call before Serve().
   void RequireAuth(std::shared_ptr<const RequestGuard> guard);
+  // How task logs, exec and GPU usage reach the agents (agent_client.h). Call before Serve().
+  void SetAgentTls(const AgentClientTls& tls) { *agent_tls_ = tls; }
   // Serves until Stop(). REQUIRES: Bind succeeded.
   void Serve();
   void Stop();
@@ -63,6 +66,7 @@ class ApiServer {
   void JobRoutes();   // submit, release, list, get, cancel, purge
   void ViewRoutes();  // healthz, status, nodes, queues, events
   void LogRoute();    // task logs, proxied from the agents
+  void ExecRoutes();  // `tessera exec` sessions, proxied to the agents (exec_routes.cpp)
   void AgentRoutes();
   // With a guard, whether the caller may act for every node of a batched agent call.
   std::optional<Denial> CheckNodes(const httplib::Request& req,
@@ -72,6 +76,7 @@ class ApiServer {
   // (metrics_routes.h) and, with a guard, authenticates and authorises it.
   void PreRouting();
   std::unique_ptr<RoutedServer> http_;  // routes only: the front end owns the connections
+  std::unique_ptr<AgentClientTls> agent_tls_ = std::make_unique<AgentClientTls>();
   FrontendLimits limits_;
   std::unique_ptr<TlsContext> tls_;            // EnableTls(); null: plain HTTP
   std::unique_ptr<HttpFrontend> front_;        // from Bind()

@@ -76,6 +76,9 @@ std::optional<AccessRequest> RouteAccess(const std::string& method, const std::s
   if (path.starts_with("/v1/logs/")) {
     return AccessRequest{Action::kReadLogs, QueueOfPath(path, "/v1/logs/"), {}};
   }
+  if (path.starts_with("/v1/exec/")) {
+    return AccessRequest{Action::kExec, QueueOfPath(path, "/v1/exec/"), {}};
+  }
   if (path == "/v1/agents/register") return std::nullopt;
   if (path == "/v1/agents/heartbeat" || path == "/v1/agents/status") {
     return AccessRequest{Action::kAgent, "", {}};  // the nodes are in the body

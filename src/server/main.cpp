@@ -47,7 +47,7 @@ struct Flags {
   std::string colocation_path;
   double usage_window_s = 600;
   std::string topology_levels;
-  std::string recovery = "requeue";
+  std::string recovery;        // empty: --config's recovery, else requeue
   int spares_per_domain = -1;  // -1: 1 with --recovery spares, else 0
   int http_threads = 16;
   tessera::FrontendLimits limits;
@@ -66,6 +66,7 @@ struct Flags {
   bool insecure = false;
   std::string tls_cert_file;
   std::string tls_key_file;
+  tessera::AgentClientTls agent_tls;
 };
 
 // The HTTP front end's limits (src/server/http_frontend.h).
@@ -134,6 +135,12 @@ void AddAuthFlags(CLI::App& app, Flags& f) {
   app.add_option("--tls-cert-file", f.tls_cert_file,
                  "Serve HTTPS with this certificate (PEM; `tessera up` makes one from a local CA)");
   app.add_option("--tls-private-key-file", f.tls_key_file, "The certificate's private key (PEM)");
+  app.add_option("--agent-client-cert-file", f.agent_tls.cert_file,
+                 "Client certificate presented to the agents' endpoints (task logs, exec), which "
+                 "answer only it (kube-apiserver's --kubelet-client-certificate)");
+  app.add_option("--agent-client-key-file", f.agent_tls.key_file, "Its private key (PEM)");
+  app.add_option("--agent-ca-file", f.agent_tls.ca_file,
+                 "CA the agents' certificates are checked against (https agent URLs)");
   app.add_flag("--insecure", f.insecure,
                "No authentication and no TLS (a throwaway cluster on 127.0.0.1 only)");
 }
@@ -146,7 +153,9 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   app.add_option("--endpoint-file", f.endpoint_file, "Write http://HOST:PORT here once listening");
-  app.add_option("--config", f.config_path, "Scheduler config YAML (queuePolicy, placementPolicy)");
+  app.add_option("--config", f.config_path,
+                 "Controller config YAML (queuePolicy, placementPolicy, recovery, "
+                 "sparesPerDomain, ...; the flags override it)");
   app.add_option("--queue-policy", f.queue_policy,
                  "fifo | backfill | srtf | srsf | las | drf | drf-naive (overrides --config)");
   app.add_option("--placement-policy", f.placement_policy,
@@ -170,8 +179,8 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "domain at each (tessera-agent --topology spine=s1,leaf=l3)");
   app.add_option("--recovery", f.recovery,
                  "How gangs recover from a lost or drained node unless their spec.recovery says: "
-                 "requeue | replace | spares (docs/failures.md)")
-      ->capture_default_str();
+                 "requeue | replace | spares (docs/failures.md); default: --config's "
+                 "recovery, else requeue");
   app.add_option("--spares-per-domain", f.spares_per_domain,
                  "Idle spare nodes kept in every leaf domain for recovery (default 1 with "
                  "--recovery spares, else 0)");
@@ -212,10 +221,12 @@ Result<std::string> DatabasePath(const Flags& f) {
 // The controller's options from the flags (and --config, --queues), checked.
 Result<tessera::ControllerOptions> OptionsFrom(const Flags& f) {
   tessera::ControllerOptions options;
+  tessera::ControllerConfigFile file;
   if (!f.config_path.empty()) {
-    auto config = tessera::LoadSchedulerConfig(f.config_path);
+    auto config = tessera::LoadControllerConfig(f.config_path);
     if (!config) return std::unexpected(config.error());
-    options.scheduler = *config;
+    file = std::move(*config);
+    options.scheduler = file.scheduler;
   }
   if (!f.queue_policy.empty()) options.scheduler.queue_policy = f.queue_policy;
   if (!f.placement_policy.empty()) options.scheduler.placement_policy = f.placement_policy;
@@ -242,16 +253,19 @@ Result<tessera::ControllerOptions> OptionsFrom(const Flags& f) {
     options.topology_levels.push_back(level);
     start = comma + 1;
   }
-  auto recovery = tessera::ParseRecoveryMode(f.recovery);
+  auto recovery = f.recovery.empty()
+                      ? std::optional(file.recovery.value_or(tessera::RecoveryMode::kRequeue))
+                      : tessera::ParseRecoveryMode(f.recovery);
   if (!recovery) {
     return tessera::InvalidArgument("--recovery: must be one of " +
                                     std::string(tessera::kRecoveryModeNames) + ", got '" +
                                     f.recovery + "'");
   }
   options.recovery = *recovery;
-  options.spares_per_domain = f.spares_per_domain >= 0
-                                  ? f.spares_per_domain
-                                  : (*recovery == tessera::RecoveryMode::kSpares);
+  options.spares_per_domain =
+      f.spares_per_domain >= 0
+          ? f.spares_per_domain
+          : file.spares_per_domain.value_or(*recovery == tessera::RecoveryMode::kSpares);
   if (auto s = tessera::CheckControllerOptions(options); !s) {
     // A co-location file that conflicts with the queue policy or preemption: name the file.
     if (!f.colocation_path.empty() && s.error().message.starts_with("colocation"))
@@ -340,6 +354,7 @@ int Serve(const Flags& f, tessera::Store& store, const std::string& store_name, 
     }
   }
   if (guard) server.RequireAuth(guard);
+  server.SetAgentTls(f.agent_tls);
   auto bound = tessera::BindRetrying([&] { return server.Bind(f.listen, port); });
   if (!bound) {
     spdlog::error("{}", bound.error().message);
@@ -446,6 +461,10 @@ int main(int argc, char** argv) {
   }
   if (flags.tls_cert_file.empty() != flags.tls_key_file.empty()) {
     spdlog::error("give --tls-cert-file and --tls-private-key-file together");
+    return 2;
+  }
+  if (flags.agent_tls.cert_file.empty() != flags.agent_tls.key_file.empty()) {
+    spdlog::error("give --agent-client-cert-file and --agent-client-key-file together");
     return 2;
   }
   if (flags.tls_cert_file.empty() && !loopback) {

@@ -15,12 +15,21 @@ double GpuMilliToGpus(std::int64_t milli) { return static_cast<double>(milli) / 
 
 }  // namespace
 
-void GatherStateGaugesLocked(const ControllerState& state, Tick now, ClusterGauges& out,
-                             std::map<std::string, QueueUsage>* usage) {
-  for (const auto& [name, q] : state.queues) (*usage)[name];
-  for (const auto& [id, job] : state.jobs) {
+std::optional<std::int64_t> GatherJobGaugesLocked(const ControllerState& state, std::int64_t from,
+                                                  std::size_t max_jobs, ClusterGauges& out,
+                                                  std::map<std::string, QueueUsage>* usage) {
+  std::size_t seen = 0;
+  for (auto it = state.jobs.lower_bound(from); it != state.jobs.end(); ++it) {
+    if (seen++ == max_jobs) return it->first;
+    const JobState& job = it->second;
     const api::JobPhase phase = JobPhaseOf(job);
-    ++out.jobs[{job.rec.queue, job.rec.kind, std::string(api::JobPhaseName(phase))}];
+    const auto key = std::tuple<std::string_view, std::string_view, std::string_view>(
+        job.rec.queue, job.rec.kind, api::JobPhaseName(phase));
+    if (auto c = out.jobs.find(key); c != out.jobs.end()) {
+      ++c->second;
+    } else {
+      out.jobs.emplace(std::tuple<std::string, std::string, std::string>(key), 1);
+    }
     if (job.rec.finished_ms != 0) continue;
     QueueUsage& u = (*usage)[job.rec.queue];
     if (phase == api::JobPhase::kPending) {
@@ -30,6 +39,12 @@ void GatherStateGaugesLocked(const ControllerState& state, Tick now, ClusterGaug
       ++u.active_jobs;
     }
   }
+  return std::nullopt;
+}
+
+void GatherNodeGaugesLocked(const ControllerState& state, Tick now, ClusterGauges& out,
+                            std::map<std::string, QueueUsage>* usage) {
+  for (const auto& [name, q] : state.queues) (*usage)[name];
   out.nodes.reserve(state.nodes.size());
   for (const auto& [name, ns] : state.nodes) {
     ClusterGauges::Node n;
@@ -58,6 +73,12 @@ void GatherStateGaugesLocked(const ControllerState& state, Tick now, ClusterGaug
   out.cycles = state.cycles;
   out.last_event_seq = state.last_seq;
   out.free_gpus = GpuMilliToGpus(state.last_free_gpu_milli);
+}
+
+void GatherStateGaugesLocked(const ControllerState& state, Tick now, ClusterGauges& out,
+                             std::map<std::string, QueueUsage>* usage) {
+  GatherJobGaugesLocked(state, 0, state.jobs.size(), out, usage);
+  GatherNodeGaugesLocked(state, now, out, usage);
 }
 
 void GatherQueueGauges(const nlohmann::json& queue_rows, ClusterGauges& out) {
@@ -145,7 +166,7 @@ void WriteClusterGauges(const ClusterGauges& g, MetricsWriter& out) {
   out.Single("tessera_free_gpus", MetricType::kGauge,
              "GPUs free on schedulable nodes after the last scheduling cycle.", g.free_gpus);
   out.Single("tessera_metrics_gather_locked_seconds", MetricType::kGauge,
-             "How long the last gathering of these gauges held the controller's lock.",
+             "The longest the last gathering of these gauges held the controller's lock at once.",
              g.gather_locked_seconds);
 }
 
@@ -160,13 +181,20 @@ std::string MetricsView::Text() {
       ClusterGauges g;
       std::map<std::string, QueueUsage> usage;
       std::shared_ptr<const QueueTree> built;
-      const auto start = Clock::now();
-      {
+      // The longest the lock was held at once: what a scheduling cycle may have waited.
+      auto hold = [&](auto&& gather) {
         std::lock_guard core_lock(core_.mu);
-        GatherStateGaugesLocked(core_.state, core_.Now(), g, &usage);
-        built = core_.state.queue_tree;
+        const auto start = Clock::now();
+        gather();
+        g.gather_locked_seconds = std::max(g.gather_locked_seconds, Seconds(Clock::now() - start));
+      };
+      for (std::optional<std::int64_t> next = 0; next;) {
+        hold([&] { next = GatherJobGaugesLocked(core_.state, *next, kJobsPerHold, g, &usage); });
       }
-      g.gather_locked_seconds = Seconds(Clock::now() - start);
+      hold([&] {
+        GatherNodeGaugesLocked(core_.state, core_.Now(), g, &usage);
+        built = core_.state.queue_tree;
+      });
       // The queue rows (tree, guarantees, shares) from the copies, without the lock.
       const auto& tree = core_.options().queues;
       GatherQueueGauges(QueueRows(tree ? &*tree : nullptr, built.get(), g.capacity, usage), g);

@@ -2,11 +2,13 @@
 // state — jobs by queue, kind and phase; each queue's allocated, guaranteed and pending GPUs,
 // dominant share and pending jobs; each node's readiness, allocated GPUs and heartbeat age.
 //
-// The gauges are gathered from the state under the controller's lock in one short pass that
-// copies only numbers and bounded names (the queue rows and the text are built after the lock
-// is released), and
-// at most once per `min_gather_interval`: scrapes more frequent than that share the last
-// gathering, so no scrape rate can keep the lock from the scheduling cycle.
+// The gauges are gathered from the state under the controller's lock in short passes that copy
+// only numbers and bounded names (the queue rows and the text are built after the lock is
+// released): the jobs kJobsPerHold at a time, the lock released between them, so that a
+// gathering over 100,000 jobs never keeps the scheduling cycle waiting for more than one such
+// slice (a gauge may then count a job that changed meanwhile in its new phase or its old one,
+// never twice), and at most once per `min_gather_interval`: scrapes more frequent than that
+// share the last gathering, so no scrape rate can keep the lock from the scheduling cycle.
 //
 // Thread-safety: Text is thread-safe.
 #pragma once
@@ -27,7 +29,8 @@ namespace tessera {
 
 // What a scrape reports of the state, as numbers.
 struct ClusterGauges {
-  std::map<std::tuple<std::string, std::string, std::string>, int> jobs;  // (queue, kind, phase)
+  // (queue, kind, phase); transparent, so that counting looks names up without copying them.
+  std::map<std::tuple<std::string, std::string, std::string>, int, std::less<>> jobs;
   struct Queue {
     std::string name;
     double allocated_gpus = 0;
@@ -60,12 +63,20 @@ struct ClusterGauges {
 // /v1/queues counts it, finished jobs left out). REQUIRES: the core's mutex held.
 void GatherStateGaugesLocked(const ControllerState& state, Tick now, ClusterGauges& out,
                              std::map<std::string, QueueUsage>* usage);
+// Its two halves: at most `max_jobs` jobs from id `from` on (returns the id to go on from, or
+// nullopt when none is left), and the nodes, queues' allocations and counters.
+std::optional<std::int64_t> GatherJobGaugesLocked(const ControllerState& state, std::int64_t from,
+                                                  std::size_t max_jobs, ClusterGauges& out,
+                                                  std::map<std::string, QueueUsage>* usage);
+void GatherNodeGaugesLocked(const ControllerState& state, Tick now, ClusterGauges& out,
+                            std::map<std::string, QueueUsage>* usage);
 // The queues of QueueRows (queue_view.h), as /v1/queues serves them.
 void GatherQueueGauges(const nlohmann::json& queue_rows, ClusterGauges& out);
 void WriteClusterGauges(const ClusterGauges& gauges, MetricsWriter& out);
 
 class MetricsView {
  public:
+  static constexpr std::size_t kJobsPerHold = 4096;
   MetricsView(ControllerCore& core,
               std::chrono::milliseconds min_gather_interval = std::chrono::milliseconds(1000))
       : core_(core), min_gather_interval_(min_gather_interval) {}

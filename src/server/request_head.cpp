@@ -38,7 +38,7 @@ const char* RouteClassName(RouteClass c) {
 
 RouteClass ClassOf(std::string_view path) {
   if (path.starts_with("/v1/agents/")) return RouteClass::kAgent;
-  if (path == "/v1/events") return RouteClass::kLongPoll;
+  if (path == "/v1/events" || path.starts_with("/v1/exec/")) return RouteClass::kLongPoll;
   return RouteClass::kUser;
 }
 

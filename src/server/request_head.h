@@ -12,7 +12,7 @@ namespace tessera {
 // Who a request is for; each class has its own workers, so one cannot starve another.
 enum class RouteClass {
   kAgent,     // /v1/agents/...: registration, heartbeats, task reports
-  kLongPoll,  // /v1/events (may wait up to 60 s)
+  kLongPoll,  // /v1/events (may wait up to 60 s), /v1/exec/ (reads wait for output)
   kUser,      // everything else
 };
 const char* RouteClassName(RouteClass c);

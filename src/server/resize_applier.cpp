@@ -64,6 +64,7 @@ bool StartResized(ControllerCore& core, const JobState& job, const CycleCluster&
                               : "one of its nodes is gone";
   const std::string sizes = Workers(static_cast<std::size_t>(target.from_workers)) + " to " +
                             std::to_string(target.placement.size());
+  change.MutableUnit(job, target.unit).resize.clear();
   if (why.empty()) {
     change.Event("JobResized", object,
                  "resized from " + sizes + ": attempt " +
@@ -79,6 +80,20 @@ bool StartResized(ControllerCore& core, const JobState& job, const CycleCluster&
     return false;
   }
   return true;
+}
+
+// Clears the durable copy of a resize that no longer applies (cancelled, held, failed, moved on).
+void ForgetResize(ControllerCore& core, const JobState& job) {
+  const int unit = job.resize->unit;
+  if (static_cast<std::size_t>(unit) >= job.units.size() ||
+      job.units[static_cast<std::size_t>(unit)].resize.empty())
+    return;
+  ChangeBuilder change(core.state);
+  change.MutableUnit(job, unit).resize.clear();
+  if (auto s = core.CommitLocked(change); !s) {
+    // Harmless: after a restart the record is read back and dropped again by the same rule.
+    spdlog::warn("dropped resize of {} not committed: {}", JobObject(job.rec), s.error().message);
+  }
 }
 
 }  // namespace
@@ -102,6 +117,7 @@ std::optional<ResizeTarget> BeginResize(ChangeBuilder& change, const JobState& j
                    std::to_string(job.spec.grace_period_seconds) +
                    " s grace to checkpoint, then all ranks restart at the new size");
   StopUnit(change, job, unit, UnitPhase::kPending, "resizing to " + Workers(to.size()), now);
+  change.MutableUnit(job, unit).resize = ResizeTargetJson(target);  // durable with the stop
   return target;
 }
 
@@ -153,8 +169,10 @@ void StartResizedUnitsLocked(ControllerCore& core, const CycleCluster& cluster,
       continue;
     }
     const ResizeStep step = StepOf(it->second);
-    if (step == ResizeStep::kDrop ||
-        (step == ResizeStep::kBind && StartResized(core, it->second, cluster, port_salt))) {
+    if (step == ResizeStep::kDrop) {
+      ForgetResize(core, it->second);
+      done.push_back(id);
+    } else if (step == ResizeStep::kBind && StartResized(core, it->second, cluster, port_salt)) {
       done.push_back(id);
     }
   }

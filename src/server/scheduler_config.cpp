@@ -1,5 +1,6 @@
 #include "server/scheduler_config.h"
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
@@ -7,18 +8,32 @@
 
 namespace tessera {
 
-Result<SchedulerConfig> LoadSchedulerConfig(const std::string& path) {
+Result<ControllerConfigFile> LoadControllerConfig(const std::string& path) {
   std::ifstream in(path);
   if (!in) return IoError(path + ": cannot read");
   std::stringstream ss;
   ss << in.rdbuf();
   auto doc = ParseDocument(ss.str());
   if (!doc) return InvalidArgument(path + ": " + doc.error().message);
-  SchedulerConfig config;
-  if (doc->is_null()) return config;
+  ControllerConfigFile file;
+  SchedulerConfig& config = file.scheduler;
+  if (doc->is_null()) return file;
   if (!doc->is_object()) return InvalidArgument(path + ": must be a mapping");
   for (const auto& [key, value] : doc->items()) {
-    if (key == "queuePolicy" && value.is_string()) {
+    if (key == "recovery" && value.is_string()) {
+      file.recovery = ParseRecoveryMode(value.get<std::string>());
+      if (!file.recovery) {
+        return InvalidArgument(path + ": recovery: '" + value.get<std::string>() +
+                               "' is unknown (known: " + std::string(kRecoveryModeNames) + ")");
+      }
+    } else if (key == "sparesPerDomain" && value.is_number_integer()) {
+      const auto n = value.get<std::int64_t>();
+      if (n < 0 || n > 1000) {
+        return InvalidArgument(path + ": sparesPerDomain: must be 0..1000, got " +
+                               std::to_string(n));
+      }
+      file.spares_per_domain = static_cast<int>(n);
+    } else if (key == "queuePolicy" && value.is_string()) {
       config.queue_policy = value.get<std::string>();
     } else if (key == "placementPolicy" && value.is_string()) {
       config.placement_policy = value.get<std::string>();
@@ -61,7 +76,7 @@ Result<SchedulerConfig> LoadSchedulerConfig(const std::string& path) {
   if (auto s = Scheduler::Create(config); !s) {
     return InvalidArgument(path + ": " + s.error().message);
   }
-  return config;
+  return file;
 }
 
 }  // namespace tessera

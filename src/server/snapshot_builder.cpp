@@ -46,7 +46,9 @@ using UnitPlacements = std::map<UnitKey, Placement>;
 UnitPlacements TakeLiveTasks(const ControllerState& state, const CycleCluster& cluster,
                              ClusterState& working, std::vector<std::string>& problems,
                              std::set<UnitKey>& oversold) {
-  UnitPlacements placements;
+  // Visited node by node; each unit's ranks are put in rank order at the end (a shrink keeps
+  // ranks 0..k-1 where they run, so placement[i] must be rank i's).
+  std::map<UnitKey, std::vector<std::pair<int, TaskPlacement>>> by_rank;
   for (const auto& [name, ids] : state.live_by_node) {
     auto nid = cluster.ids.find(name);
     if (nid == cluster.ids.end()) continue;
@@ -58,8 +60,15 @@ UnitPlacements TakeLiveTasks(const ControllerState& state, const CycleCluster& c
         problems.push_back("task " + std::to_string(id) + " does not fit its node " + name +
                            " in the rebuilt state");
       }
-      placements[{t.job_id, t.unit}].push_back(tp);
+      by_rank[{t.job_id, t.unit}].emplace_back(t.rank, tp);
     }
+  }
+  UnitPlacements placements;
+  for (auto& [unit, ranks] : by_rank) {
+    std::stable_sort(ranks.begin(), ranks.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    Placement& p = placements[unit];
+    for (const auto& [rank, tp] : ranks) p.push_back(tp);
   }
   for (const auto& [name, node] : state.nodes) {
     auto nid = cluster.ids.find(name);

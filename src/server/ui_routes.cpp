@@ -48,7 +48,7 @@ void SendFile(httplib::Response& res, const UiFile& file) {
 
 }  // namespace
 
-void AddUiRoutes(httplib::Server& server, Controller& controller) {
+void AddUiRoutes(httplib::Server& server, Controller& controller, const AgentClientTls* agent_tls) {
   auto files = std::make_shared<const std::map<std::string, UiFile>>(UiFiles());
   server.Get("/ui",
              [](const httplib::Request&, httplib::Response& res) { res.set_redirect("/ui/"); });
@@ -67,7 +67,7 @@ void AddUiRoutes(httplib::Server& server, Controller& controller) {
                SendFile(res, it->second);
              });
   // One scrape of the agents per 2 s, however many dashboards are open.
-  auto usage = std::make_shared<GpuUsageCache>(std::chrono::milliseconds(2000));
+  auto usage = std::make_shared<GpuUsageCache>(std::chrono::milliseconds(2000), agent_tls);
   server.Get("/v1/usage", [&controller, usage](const httplib::Request&, httplib::Response& res) {
     res.set_content(DumpJson(usage->Get(controller.ListNodes())) + "\n",
                     "application/json; charset=utf-8");

@@ -14,8 +14,10 @@ class Server;
 namespace tessera {
 
 class Controller;
+struct AgentClientTls;
 
-// Installs GET /ui, /ui/, /ui/{file} and /v1/usage.
-void AddUiRoutes(httplib::Server& server, Controller& controller);
+// Installs GET /ui, /ui/, /ui/{file} and /v1/usage (which calls the agents with `agent_tls`,
+// outliving the server).
+void AddUiRoutes(httplib::Server& server, Controller& controller, const AgentClientTls* agent_tls);
 
 }  // namespace tessera

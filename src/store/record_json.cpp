@@ -85,7 +85,8 @@ Json ToJson(const UnitRecord& r) {
           {"firstStartedMs", r.first_started_ms},
           {"finishedMs", r.finished_ms},
           {"exitCode", r.exit_code},
-          {"message", r.message}};
+          {"message", r.message},
+          {"resize", r.resize}};
 }
 
 Json ToJson(const TaskRecord& r) {
@@ -178,6 +179,7 @@ Result<UnitRecord> UnitRecordFromJson(const Json& j) {
   f.Get("finishedMs", r.finished_ms);
   f.Get("exitCode", r.exit_code);
   f.Get("message", r.message);
+  if (j.contains("resize")) f.Get("resize", r.resize);  // absent in records of older builds
   if (auto s = f.Done(); !s) return std::unexpected(s.error());
   if (!ParseUnitPhase(phase, &r.phase) || !ParseUnitPhase(stop_target, &r.stop_target))
     return IoError("etcd store: unit of job " + std::to_string(r.job_id) + ": unknown phase");

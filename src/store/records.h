@@ -68,6 +68,9 @@ struct UnitRecord {
   Tick finished_ms = 0;
   int exit_code = 0;
   std::string message;
+  // An elastic resize in progress (the controller's ResizeTarget as JSON; empty: none), kept so
+  // that a resize survives a controller restart between its stop and its restart.
+  std::string resize;
 };
 
 struct TaskRecord {

@@ -47,6 +47,7 @@ CREATE TABLE IF NOT EXISTS units(
   finished_ms INTEGER NOT NULL,
   exit_code INTEGER NOT NULL,
   message TEXT NOT NULL,
+  resize TEXT NOT NULL DEFAULT '',
   PRIMARY KEY(job_id, unit)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tasks(
   id INTEGER PRIMARY KEY,
@@ -316,7 +317,7 @@ Status SqliteStore::Exec(const char* sql) {
   return {};
 }
 
-bool SqliteStore::HasColumn(const std::string& table, const std::string& column) {
+bool SqliteStore::TableHasColumn(const std::string& table, const std::string& column) {
   Stmt st(statements_, db_, "SELECT name FROM pragma_table_info(?)");
   st.Text(1, table);
   while (st.Next()) {
@@ -353,15 +354,17 @@ Status SqliteStore::CreateSchema() {
   }
   // Older stores lack the columns added since (CREATE TABLE IF NOT EXISTS leaves their tables
   // as they are): version 1 jobs.held, versions 1 and 2 nodes.topology, 1 to 3 nodes.cordoned,
-  // 1 to 4 tasks.oversold.
+  // 1 to 4 units.resize, 1 to 5 tasks.oversold.
   std::vector<const char*> upgrades;
   if (from_version == 1)
     upgrades.push_back("ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0");
   if (from_version == 1 || from_version == 2)
     upgrades.push_back("ALTER TABLE nodes ADD COLUMN topology TEXT NOT NULL DEFAULT '{}'");
-  if (from_version >= 1 && from_version <= 3 && !HasColumn("nodes", "cordoned"))
+  if (from_version >= 1 && from_version <= 3 && !TableHasColumn("nodes", "cordoned"))
     upgrades.push_back("ALTER TABLE nodes ADD COLUMN cordoned INTEGER NOT NULL DEFAULT 0");
-  if (from_version >= 1 && from_version <= 4 && !HasColumn("tasks", "oversold"))
+  if (from_version >= 1 && from_version <= 4 && !TableHasColumn("units", "resize"))
+    upgrades.push_back("ALTER TABLE units ADD COLUMN resize TEXT NOT NULL DEFAULT ''");
+  if (from_version >= 1 && from_version <= 5 && !TableHasColumn("tasks", "oversold"))
     upgrades.push_back("ALTER TABLE tasks ADD COLUMN oversold INTEGER NOT NULL DEFAULT 0");
   for (const char* sql : upgrades) {
     if (auto s = Exec(sql); !s) {
@@ -408,7 +411,7 @@ Result<StoreContents> SqliteStore::Load() {
   {
     Stmt st(statements_, db_,
             "SELECT job_id, unit, phase, stop_target, attempt, restarts, pending_since_ms, "
-            "started_ms, first_started_ms, finished_ms, exit_code, message FROM units "
+            "started_ms, first_started_ms, finished_ms, exit_code, message, resize FROM units "
             "ORDER BY job_id, unit");
     while (st.Next()) {
       UnitRecord u;
@@ -427,6 +430,7 @@ Result<StoreContents> SqliteStore::Load() {
       u.finished_ms = st.ColInt(9);
       u.exit_code = static_cast<int>(st.ColInt(10));
       u.message = st.ColText(11);
+      u.resize = st.ColText(12);
       out.units.push_back(std::move(u));
     }
     if (!st.ok()) return StatementError(st, "loading units");
@@ -546,14 +550,15 @@ Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& 
   for (const auto& u : change.put_units) {
     Stmt st(statements_, db_,
             "INSERT OR REPLACE INTO units(job_id, unit, phase, stop_target, attempt, restarts, "
-            "pending_since_ms, started_ms, first_started_ms, finished_ms, exit_code, message) "
-            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            "pending_since_ms, started_ms, first_started_ms, finished_ms, exit_code, message, "
+            "resize) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     st.Int(1, u.job_id)
         .Int(2, u.unit)
         .Text(3, UnitPhaseName(u.phase))
         .Text(4, UnitPhaseName(u.stop_target));
     st.Int(5, u.attempt).Int(6, u.restarts).Int(7, u.pending_since_ms).Int(8, u.started_ms);
     st.Int(9, u.first_started_ms).Int(10, u.finished_ms).Int(11, u.exit_code).Text(12, u.message);
+    st.Text(13, u.resize);
     if (!st.Run())
       return StatementError(st, "unit " + std::to_string(u.job_id) + "/" + std::to_string(u.unit));
   }

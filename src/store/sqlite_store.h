@@ -30,8 +30,8 @@ namespace tessera {
 
 class SqliteStore final : public Store {
  public:
-  // 2: jobs.held; 3: nodes.topology; 4: nodes.cordoned; 5: tasks.oversold
-  static constexpr int kSchemaVersion = 5;
+  // 2: jobs.held; 3: nodes.topology; 4: nodes.cordoned; 5: units.resize; 6: tasks.oversold
+  static constexpr int kSchemaVersion = 6;
 
   struct Options {
     bool read_only = false;              // no lock, no writes (inspection, tests)
@@ -57,8 +57,8 @@ class SqliteStore final : public Store {
  private:
   SqliteStore() = default;
   Status Exec(const char* sql);
-  // Whether the nodes table has `column` (tests and older builds may have added it already).
-  bool HasColumn(const std::string& table, const std::string& column);
+  // Whether `table` has `column` (tests and older builds may have added it already).
+  bool TableHasColumn(const std::string& table, const std::string& column);
   Status CreateSchema();
   Status CheckIntegrity();
   Status AdoptClusterId(const std::string& real_path, const std::string& marker_id);

@@ -62,6 +62,12 @@ PlacementConfig ConfigFor(const Cluster& cluster, TieBreak tie, bool ranked, Rng
   std::int64_t count = 10;
   for (const auto& s : Shapes()) tasks.push_back({s, GpuModelSet::Any(), count++});
   config.target_workload = TargetWorkload::FromTasks(tasks, 0.95);
+  // Half the time fgd-strand gets a mix of its own that asks for 4x the CPU: more CPU per GPU
+  // than any of these clusters has, so it counts stranded GPUs as fully as fragmented ones.
+  if (rng.Uniform(2) == 0) {
+    for (auto& t : tasks) t.shape.cpu_milli *= 4;
+    config.workload_mix = TargetWorkload::FromTasks(tasks, 1.0);
+  }
   return config;
 }
 

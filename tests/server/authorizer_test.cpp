@@ -38,7 +38,7 @@ TEST(AuthorizerTest, RolesComeFromGroups) {
 TEST(AuthorizerTest, TeamMemberWritesOnlyInItsSubtree) {
   const Caller alice = User("alice", {"team:nlp"});
   for (Action a : {Action::kSubmit, Action::kCancel, Action::kPurge, Action::kRelease,
-                   Action::kReadJob, Action::kReadLogs}) {
+                   Action::kReadJob, Action::kReadLogs, Action::kExec}) {
     EXPECT_TRUE(Authorize(alice, On(a, "nlp/sft")).allowed);
     const AccessDecision d = Authorize(alice, On(a, "vision"));
     EXPECT_FALSE(d.allowed);
@@ -60,6 +60,7 @@ TEST(AuthorizerTest, ViewerAndGatewayReadButNeverWriteOrSeeEnv) {
     EXPECT_TRUE(MaySeeQueue(c, "nlp"));
     EXPECT_FALSE(MaySeeEnv(c, "nlp"));
     EXPECT_FALSE(Authorize(c, On(Action::kReadLogs, "nlp")).allowed);  // output may hold env
+    EXPECT_FALSE(Authorize(c, On(Action::kExec, "nlp")).allowed);      // so may the task's files
     for (Action a : {Action::kSubmit, Action::kCancel, Action::kPurge, Action::kRelease}) {
       const AccessDecision d = Authorize(c, On(a, "nlp"));
       EXPECT_FALSE(d.allowed);
@@ -71,7 +72,7 @@ TEST(AuthorizerTest, ViewerAndGatewayReadButNeverWriteOrSeeEnv) {
 TEST(AuthorizerTest, AdminDoesEverythingUsersDoButNotTheAgentApi) {
   const Caller root = User("root", {"tessera:admins"});
   for (Action a : {Action::kSubmit, Action::kCancel, Action::kPurge, Action::kRelease,
-                   Action::kReadLogs, Action::kReadJob}) {
+                   Action::kReadLogs, Action::kReadJob, Action::kExec}) {
     EXPECT_TRUE(Authorize(root, On(a, "any/queue")).allowed);
   }
   EXPECT_TRUE(MaySeeEnv(root, "x"));

@@ -2,7 +2,8 @@
 // clock: replace keeps the healthy ranks on their nodes and moves the lost one, spares holds an
 // idle node per leaf back from the scheduler and swaps it in, requeue leaves the gang to the
 // scheduler; cordon keeps new work off a node, drain moves running work off it without
-// counting a restart; a spare pool as large as a leaf is refused naming the flag.
+// counting a restart; a spare pool as large as a leaf is refused naming the flag; an elastic
+// resize in progress survives a controller restart.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -237,6 +238,45 @@ TEST_F(RecoveryTest, CordonKeepsNewWorkOffAndDrainMovesItWithoutARestart) {
   Open();
   nodes = controller_->ListNodes();
   EXPECT_EQ(nodes[2]["cordoned"], true);
+}
+
+// An elastic job's resize survives a controller restart between the stop (SIGTERM to every
+// rank) and the restart at its new size: the target is durable in its unit's record, so the
+// restarted controller binds it there (JobResized) instead of placing the unit afresh, and
+// forgets it once done.
+TEST_F(RecoveryTest, AResizeInProgressSurvivesAControllerRestart) {
+  Open();
+  Register("node-0");
+  Register("node-1");
+  Submit(Gang("elastic", 2, ", elastic: {minWorkers: 1, maxWorkers: 2}"));
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 1);
+  BeatAll();
+  const auto before = Ranks("elastic");
+  ASSERT_EQ(before.size(), 2u);
+  Submit(Gang("urgent", 1, ", priority: 100"));
+  controller_->RunSchedulingCycle();  // shrinks the elastic job: every rank is told to stop
+  ASSERT_TRUE(HasEvent("elastic", "JobResizing", "shrinking from 2 workers to 1"));
+  EXPECT_EQ(Job("elastic")["phase"], "Restarting");
+
+  Open();     // the controller restarts before the ranks have exited
+  BeatAll();  // the agents stop them and report it
+  controller_->RunSchedulingCycle();
+  BeatAll();
+  EXPECT_TRUE(HasEvent("elastic", "JobResized", "resized from 2 workers to 1"))
+      << Job("elastic")["events"].dump(2);
+  EXPECT_EQ(Job("elastic")["runningTasks"], 1);
+  EXPECT_EQ(Job("elastic")["restarts"], 0) << "a resize is not a failure";
+  EXPECT_EQ(Ranks("elastic").at(0), before.at(0)) << "rank 0 stays where it ran";
+  EXPECT_EQ(Job("urgent")["runningTasks"], 1);
+
+  Open();  // done and forgotten: no second resize after another restart
+  BeatAll();
+  controller_->RunSchedulingCycle();
+  const Json job = Job("elastic");
+  int resized = 0;
+  for (const auto& e : job["events"]) resized += e["type"] == "JobResized";
+  EXPECT_EQ(resized, 1);
+  EXPECT_EQ(Job("elastic")["runningTasks"], 1);
 }
 
 TEST_F(RecoveryTest, SparePoolAsLargeAsALeafIsRefusedNamingTheFlag) {

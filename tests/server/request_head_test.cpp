@@ -28,6 +28,7 @@ TEST(RequestHeadTest, BodyLengthClassAndFlags) {
   EXPECT_EQ(p.head->route, RouteClass::kAgent);
   EXPECT_EQ(p.head->query, "waitMs=1000");
   EXPECT_EQ(ClassOf("/v1/events"), RouteClass::kLongPoll);
+  EXPECT_EQ(ClassOf("/v1/exec/nlp/dev"), RouteClass::kLongPoll);  // reads wait for output
   EXPECT_EQ(ClassOf("/v1/agentsX"), RouteClass::kUser);
   auto chunked = ParseRequestHead("POST /v1/jobs HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
   ASSERT_TRUE(chunked.head);

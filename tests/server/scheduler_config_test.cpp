@@ -1,5 +1,5 @@
-// The controller's scheduler YAML: the backfill, GPU-model and elastic keys, and errors that
-// name the file and the key.
+// The controller's YAML (tesserad --config): the backfill, GPU-model, elastic and recovery keys,
+// and errors that name the file and the key.
 #include "server/scheduler_config.h"
 
 #include <gtest/gtest.h>
@@ -24,11 +24,23 @@ TEST(SchedulerConfigTest, BackfillAndGpuModelKeys) {
   const std::string path = Write(
       "queuePolicy: backfill\nbackfillReservation: gpu-count\ngpuModelChoice: blind\n"
       "elastic: true\n");
-  auto c = LoadSchedulerConfig(path);
+  auto c = LoadControllerConfig(path);
   ASSERT_TRUE(c) << c.error().message;
-  EXPECT_EQ(c->backfill_reservation, "gpu-count");
-  EXPECT_EQ(c->gpu_model_choice, "blind");
-  EXPECT_TRUE(c->elastic);
+  EXPECT_EQ(c->scheduler.backfill_reservation, "gpu-count");
+  EXPECT_EQ(c->scheduler.gpu_model_choice, "blind");
+  EXPECT_TRUE(c->scheduler.elastic);
+  EXPECT_FALSE(c->recovery);  // left to the flag (default requeue)
+  EXPECT_FALSE(c->spares_per_domain);
+  std::remove(path.c_str());
+}
+
+TEST(SchedulerConfigTest, RecoveryAndSparesKeys) {
+  const std::string path = Write("recovery: spares\nsparesPerDomain: 2\n");
+  auto c = LoadControllerConfig(path);
+  ASSERT_TRUE(c) << c.error().message;
+  ASSERT_TRUE(c->recovery);
+  EXPECT_EQ(*c->recovery, RecoveryMode::kSpares);
+  EXPECT_EQ(c->spares_per_domain, 2);
   std::remove(path.c_str());
 }
 
@@ -40,9 +52,12 @@ TEST(SchedulerConfigTest, BadValuesNameTheFileAndTheKey) {
   for (const Case& k : {Case{"backfillReservation: nearest\n", "backfillReservation: 'nearest'"},
                         Case{"gpuModelChoice: gavel\n", "gpuModelChoice: 'gavel'"},
                         Case{"elastic: false\n", "elastic: false is not supported"},
+                        Case{"recovery: shrink\n", "recovery: 'shrink' is unknown (known: requeue"},
+                        Case{"sparesPerDomain: -1\n", "sparesPerDomain: must be 0..1000, got -1"},
+                        Case{"sparesPerDomain: one\n", "sparesPerDomain: unknown key or wrong"},
                         Case{"backfilReservation: domain\n", "backfilReservation: unknown key"}}) {
     const std::string path = Write(k.text);
-    auto c = LoadSchedulerConfig(path);
+    auto c = LoadControllerConfig(path);
     ASSERT_FALSE(c) << k.text;
     EXPECT_NE(c.error().message.find(path + ": " + k.want), std::string::npos) << c.error().message;
     std::remove(path.c_str());

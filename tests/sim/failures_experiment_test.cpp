@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "sim/failures/failures_summary.h"
+#include "sim/failures/measured_recovery_times.h"
 #include "sim/report/html_report.h"
 #include "sim/summary.h"
 
@@ -396,6 +397,61 @@ TEST(FailuresExperimentTest, AFailureFileReplaysExactlyAndGivesTheObservedMtbf) 
   EXPECT_NEAR(r->job_mtbf_seconds, 144000, 1e-6);
   EXPECT_EQ(r->policies[0].first.interruptions, 3);
   EXPECT_EQ(r->policies[0].first.failures, 4);
+}
+
+// `--recovery-times measured`: the file `tessera bench recovery --write-preset` wrote, built in.
+// Its detection is a live measurement: at least the heartbeat timeout the bench ran with.
+TEST(MeasuredRecoveryTimesTest, TheBuiltInPresetIsALiveMeasurement) {
+  auto m = BuiltInMeasuredRecoveryTimes();
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_GE(m->detect_seconds, 10.0);
+  EXPECT_GT(m->restart_seconds, 0.0);
+  EXPECT_NE(m->source.find("emulated nodes"), std::string::npos) << m->source;
+}
+
+// A sleep run at scale gives detection; a PyTorch run, when there is one, gives the restart
+// (to training resumed) and the cold starts, by the differences between the policies.
+TEST(MeasuredRecoveryTimesTest, MergingRunsDerivesThePreset) {
+  auto run = [](const char* program, int workers, double detect_ms, double requeue_ms,
+                double replace_ms, double spares_ms, const char* key) {
+    nlohmann::json r{{"program", program}, {"workers", workers}, {"conditions", program}};
+    for (auto [policy, ms] : {std::pair{"requeue", requeue_ms}, std::pair{"replace", replace_ms},
+                              std::pair{"spares", spares_ms}}) {
+      r["policies"].push_back({{"policy", policy}, {"detectMsMean", detect_ms}, {key, ms}});
+    }
+    return r;
+  };
+  auto sleep = MergeMeasuredRecoveryRun(
+      nullptr, run("sleep", 16, 11000, 300, 150, 100, "afterDetectMsMean"));
+  auto m = ParseMeasuredRecoveryTimes(sleep.dump(), "t.json");
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_DOUBLE_EQ(m->detect_seconds, 11.0);
+  EXPECT_DOUBLE_EQ(m->restart_seconds, 0.1);
+  EXPECT_DOUBLE_EQ(m->cold_start_seconds, 0.05);
+  EXPECT_DOUBLE_EQ(m->cold_start_per_node_seconds, 0.01);
+  // The PyTorch run's resumed times win for restart; detection stays the sleep run's.
+  auto both = MergeMeasuredRecoveryRun(
+      sleep, run("pytorch", 2, 12000, 9000, 8000, 8500, "afterDetectResumedMsMean"));
+  m = ParseMeasuredRecoveryTimes(both.dump(), "t.json");
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_DOUBLE_EQ(m->detect_seconds, 11.0);
+  EXPECT_DOUBLE_EQ(m->restart_seconds, 8.5);
+  EXPECT_DOUBLE_EQ(m->cold_start_seconds, 0.0);  // replace was quicker than spares: not negative
+  EXPECT_DOUBLE_EQ(m->cold_start_per_node_seconds, 1.0);
+  EXPECT_TRUE(both.contains("sleep") && both.contains("pytorch"));
+}
+
+TEST(MeasuredRecoveryTimesTest, BadFilesAreRefusedNamingTheField) {
+  auto m = ParseMeasuredRecoveryTimes(R"({"preset": {"detect_seconds": -1}})", "t.json");
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().message, "t.json: preset.detect_seconds: must be 0..86400 seconds");
+  m = ParseMeasuredRecoveryTimes(R"({"sleep": {}})", "t.json");
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("t.json: preset: missing"), std::string::npos);
+  m = LoadMeasuredRecoveryTimes("/nonexistent/recovery.json");
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("--recovery-times: must be measured or a file"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -191,8 +191,8 @@ TEST_F(SqliteStoreTest, OversoldTasksClaimNoGpu) {
   EXPECT_TRUE(contents->tasks[1].oversold);
 }
 
-// A version 4 store (before tasks.oversold) opens: its tasks are not oversold.
-TEST_F(SqliteStoreTest, UpgradesAVersion4StoreWithTheOversoldColumn) {
+// A version 5 store (before tasks.oversold) opens: its tasks are not oversold.
+TEST_F(SqliteStoreTest, UpgradesAVersion5StoreWithTheOversoldColumn) {
   {
     auto store = OpenStore();
     Change c;
@@ -201,7 +201,7 @@ TEST_F(SqliteStoreTest, UpgradesAVersion4StoreWithTheOversoldColumn) {
     ASSERT_TRUE(store->Commit(c).has_value());
   }
   const std::string cmd = "sqlite3 " + path_ +
-                          " \"ALTER TABLE tasks DROP COLUMN oversold; UPDATE meta SET value='4' "
+                          " \"ALTER TABLE tasks DROP COLUMN oversold; UPDATE meta SET value='5' "
                           "WHERE key='schema_version'\"";
   if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "sqlite3 shell not available";
   auto store = OpenStore();
