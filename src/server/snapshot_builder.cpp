@@ -39,13 +39,18 @@ TaskPlacement PlacementOf(const TaskRecord& t, NodeId node) {
 using UnitKey = std::pair<std::int64_t, int>;
 using UnitPlacements = std::map<UnitKey, Placement>;
 
+// What co-location needs of the live units besides their placements.
+struct LiveUnits {
+  std::set<UnitKey> oversold;                          // on online replicas' credit
+  std::map<UnitKey, std::vector<std::int64_t>> tasks;  // their live tasks
+};
+
 // Takes every live task's resources in `working` (an oversold task's CPU and memory only: its
 // GPU share is lent from online replicas, ChargedPlacement) and marks unschedulable nodes
-// unhealthy; returns the placements of the units holding them, in rank order, and adds the
-// units on oversold credit to `oversold`.
+// unhealthy; returns the placements of the units holding them, in rank order, and fills `live`.
 UnitPlacements TakeLiveTasks(const ControllerState& state, const CycleCluster& cluster,
                              ClusterState& working, std::vector<std::string>& problems,
-                             std::set<UnitKey>& oversold) {
+                             LiveUnits& live) {
   // Visited node by node; each unit's ranks are put in rank order at the end (a shrink keeps
   // ranks 0..k-1 where they run, so placement[i] must be rank i's).
   std::map<UnitKey, std::vector<std::pair<int, TaskPlacement>>> by_rank;
@@ -55,7 +60,8 @@ UnitPlacements TakeLiveTasks(const ControllerState& state, const CycleCluster& c
     for (auto id : ids) {
       const TaskRecord& t = state.tasks.at(id);
       const TaskPlacement tp = PlacementOf(t, nid->second);
-      if (t.oversold) oversold.insert({t.job_id, t.unit});
+      if (t.oversold) live.oversold.insert({t.job_id, t.unit});
+      live.tasks[{t.job_id, t.unit}].push_back(id);
       if (!working.Apply(ChargedPlacement({tp}, t.oversold))) {
         problems.push_back("task " + std::to_string(id) + " does not fit its node " + name +
                            " in the rebuilt state");
@@ -80,14 +86,13 @@ UnitPlacements TakeLiveTasks(const ControllerState& state, const CycleCluster& c
 // Co-location's `used` share of a running unit (JobView::used_gpu_milli): the highest
 // utilisation its tasks reported over the usage window, in milli of each GPU and at most what
 // each holds; -1 (all it holds) when one of them has not reported within the window.
-std::int32_t UsedGpuMilli(const ControllerState& state, const JobState& job, const UnitRecord& unit,
+std::int32_t UsedGpuMilli(const ControllerState& state, const std::vector<std::int64_t>& tasks,
                           Tick since) {
   std::int32_t used = 0;
   bool any = false;
-  for (auto id : job.tasks) {
+  for (auto id : tasks) {
     const TaskRecord& t = state.tasks.at(id);
-    if (t.unit != unit.unit || t.attempt != unit.attempt || !IsLive(t.state) || t.gpus.empty())
-      continue;
+    if (t.gpus.empty()) continue;
     const auto high = TaskWindowMax(state.gpu_usage, id, since);
     if (!high) return -1;
     any = true;
@@ -178,8 +183,8 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
   CycleSnapshot out;
   out.cluster = cluster;
   out.working = std::make_unique<ClusterState>(*cluster.cluster, std::move(versions));
-  std::set<UnitKey> oversold;
-  const auto placements = TakeLiveTasks(state, cluster, *out.working, out.problems, oversold);
+  LiveUnits live;
+  const auto placements = TakeLiveTasks(state, cluster, *out.working, out.problems, live);
   TakeResizeTargets(state, cluster, *out.working);
   Snapshot& snap = out.snap;
   snap.now = now;
@@ -219,9 +224,10 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
                   before.gpu_seconds,
                   remaining,
                   saved};
-        v.oversold = oversold.contains({id, unit.unit});
+        v.oversold = live.oversold.contains({id, unit.unit});
         if (usage_window_ms > 0)
-          v.used_gpu_milli = UsedGpuMilli(state, job, unit, now - usage_window_ms);
+          v.used_gpu_milli =
+              UsedGpuMilli(state, live.tasks[{id, unit.unit}], now - usage_window_ms);
         snap.jobs.push_back(std::move(v));
       }
       out.index_[w->id.value] = out.units.size();
@@ -240,7 +246,8 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
       auto pit = placements.find({id, unit.unit});
       if (pit == placements.end()) continue;
       if (!IsResizing(job, unit.unit)) {
-        snap.releasing.push_back(ChargedPlacement(pit->second, oversold.contains({id, unit.unit})));
+        snap.releasing.push_back(
+            ChargedPlacement(pit->second, live.oversold.contains({id, unit.unit})));
       } else if (Placement dropped = DroppedRanks(*job.resize, pit->second, cluster);
                  !dropped.empty()) {
         snap.releasing.push_back(std::move(dropped));
