@@ -666,6 +666,203 @@ def replay_sim(args, jobs):
     return results
 
 
+# --- Two clocks: elastic jobs, topology-constrained gangs and lost nodes -----------------------
+#
+# The same compressed trace slice through the live cluster (`tessera up --cluster`, one agent
+# emulating every node of the cluster file) and the simulator (`tessera sim --experiment replay`
+# on the same file): gangs of whole nodes alternate between elastic (minWorkers = half) and
+# `topology.require: leaf`; emulated nodes die at given trace times (the agent's failure drill:
+# their processes SIGKILLed, their heartbeats stopped) and the simulator gets the same failures
+# as a failure file, detected after the live controller's measured detection time.
+#
+# Every live job runs the same program, one that keeps its progress as a checkpoint: rank 0
+# saves the work done (in ms of run time at full size) on SIGTERM; at WORLD_SIZE w of a nominal
+# n it runs (duration - done) * n / w more (@DUR@: the duration in ms, @NOM@: n). That is the simulator's model of a job that
+# checkpoints on SIGTERM: a preemption or resize keeps every bit of work, a lost rank 0 loses
+# the run (docs/benchmarks.md, Two clocks).
+
+PROGRESS_SH = r"""mkdir -p "$TESSERA_CHECKPOINT_DIR"; f="$TESSERA_CHECKPOINT_DIR/done_ms"; did=0
+[ -f "$f" ] && did=$(cat "$f")
+left=$(( (@DUR@ - did) * @NOM@ / WORLD_SIZE )); [ "$left" -lt 0 ] && left=0
+start=$(date +%s%3N)
+save() { [ "$RANK" = 0 ] && echo $(( did + ($(date +%s%3N) - start) * WORLD_SIZE / @NOM@ )) > "$f.t" && mv "$f.t" "$f"; exit 0; }
+trap save TERM
+sleep $(( left / 1000 )).$(printf %03d $(( left % 1000 ))) & wait $!
+[ "$RANK" = 0 ] && echo @DUR@ > "$f"; exit 0"""
+
+TWO_CLOCKS_CLUSTER = """topology:
+  levels: [spine, leaf]
+pools:
+  - name: h100
+    count: {nodes}
+    gpus: 8
+    model: H100
+    fanout: {{spine: {leaves}, leaf: {per_leaf}}}
+"""
+
+
+def two_clocks_jobs(args):
+    """The replay slice (jobs up to --replay-nodes x 8 GPUs) at millisecond resolution (not rounded to whole seconds: a submission and
+    a completion at the same whole second race live, where a completion is reported tens of ms
+    after its process ends), each gang of whole nodes made elastic or leaf-constrained in turn."""
+    jobs = trace_slice(args)
+    base = jobs[0]["submit"]
+    gangs = 0
+    for j in jobs:
+        j["submit_ms"] = int(round((j["submit"] - base) / args.compress * 1000))
+        j["duration_ms"] = max(1000, int(round(j["duration"] / args.compress * 1000)))
+        n = j["gpus"] // 8 if j["gpus"] > 8 else 0
+        if n >= 2:
+            per_leaf = args.two_clocks_nodes // args.two_clocks_leaves
+            if gangs % 2 == 0 or n > per_leaf:
+                j["min_workers"], j["max_workers"] = (n + 1) // 2, n
+            else:
+                j["require"] = "leaf"
+            gangs += 1
+    return jobs
+
+
+def two_clocks_spec(j, ckpt_dir):
+    n = j["gpus"] // 8 if j["gpus"] > 8 else 1
+    gpw = 8 if j["gpus"] > 8 else j["gpus"]
+    lines = [f"apiVersion: tessera/v1", "kind: TrainingJob", f"metadata: {{name: {j['name']}}}",
+             "spec:", f"  workers: {n}", f"  gpusPerWorker: {gpw}", "  maxRestarts: 100",
+             "  gracePeriodSeconds: 5", f"  checkpoint: {{dir: '{ckpt_dir}/{j['name']}'}}"]
+    if "min_workers" in j:
+        lines.append(f"  elastic: {{minWorkers: {j['min_workers']}, maxWorkers: {j['max_workers']}}}")
+    if "require" in j:
+        lines.append(f"  topology: {{require: {j['require']}}}")
+    program = PROGRESS_SH.replace("@DUR@", str(j["duration_ms"])).replace("@NOM@", str(n))
+    lines += ["  shell: true", f"  command: [{json.dumps(program)}]"]
+    return "\n".join(lines) + "\n"
+
+
+def two_clocks_failures(args):
+    """(compressed trace second, node name): three distinct nodes, in turn in each leaf, at 1/4,
+    1/2 and 3/4 of the slice's submissions."""
+    span = two_clocks_jobs(args)[-1]["submit_ms"] / 1000.0
+    per_leaf = args.two_clocks_nodes // args.two_clocks_leaves
+    return [(round(span * k / 4, 3),
+             f"h100-{((k % args.two_clocks_leaves) * per_leaf + 3 + k) % args.two_clocks_nodes:04d}")
+            for k in (1, 2, 3)]
+
+
+def two_clocks_live(args, jobs, failures, cluster_file):
+    state = tempfile.mkdtemp(prefix="tessera-twoclocks-", dir=args.workdir)
+    ckpt = os.path.join(state, "ckpt")
+    r = subprocess.run([os.path.join(args.bin_dir, "tessera"), "up", "--state", state,
+                        "--cluster", cluster_file, "--insecure", "--heartbeat-timeout", "10",
+                        "--bin-dir", args.bin_dir, "--timeout", "120"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"tessera up --cluster: {r.stderr.strip()}")
+    url = open(os.path.join(state, "endpoint")).read().strip()
+
+    def request(method, path, body=None):
+        req = urllib.request.Request(url + path, data=body.encode() if body else None,
+                                     method=method, headers={"Content-Type": "application/yaml"})
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return json.loads(resp.read() or b"null")
+    try:
+        agents = {n["name"]: n["agentUrl"] for n in request("GET", "/v1/nodes")["nodes"]}
+        actions = sorted([(j["submit_ms"] / 1000.0, 0, "submit", j) for j in jobs] +
+                         [(t, 1, "fail", node) for t, node in failures], key=lambda a: a[:2])
+        t0, late = time.time(), 0.0
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            futures = []
+            for at, _, kind, what in actions:
+                delay = t0 + at - time.time()
+                if delay > 0:
+                    time.sleep(delay)
+                late = max(late, time.time() - t0 - at)
+                if kind == "submit":
+                    futures.append(pool.submit(request, "POST", "/v1/jobs",
+                                               two_clocks_spec(what, ckpt)))
+                else:
+                    req = urllib.request.Request(agents[what] + f"/v1/emulated/{what}/fail",
+                                                 data=b"", method="POST")
+                    urllib.request.urlopen(req, timeout=10).read()
+                    log(f"two clocks: node {what} killed at {time.time() - t0:.2f} s (trace {at} s)")
+            for f in futures:
+                f.result()
+        names = {j["name"] for j in jobs}
+        wait_until(lambda: all(x["phase"] in ("Succeeded", "Failed", "Cancelled")
+                               for x in request("GET", "/v1/jobs")["jobs"] if x["name"] in names),
+                   3600, 1.0, "every two-clocks job finished")
+        delays, gpu_s, recoveries, failed = [], 0.0, 0, 0
+        for x in request("GET", "/v1/jobs")["jobs"]:
+            if x["name"] not in names:
+                continue
+            delays.append((x["startTimeMs"] - x["submitTimeMs"]) / 1000.0)
+            recoveries += x.get("restarts", 0)
+            failed += x["phase"] != "Succeeded"
+            for t in request("GET", f"/v1/jobs/default/{x['name']}")["taskList"]:
+                if t.get("finishedMs"):
+                    gpu_s += len(t["gpus"]) * (t["finishedMs"] - t["createdMs"]) / 1000.0
+        resizes, since = 0, 0
+        while True:
+            ev = request("GET", f"/v1/events?since={since}&limit=5000")["events"]
+            if not ev:
+                break
+            resizes += sum(1 for e in ev if e["type"] == "JobResizing")
+            since = ev[-1]["seq"]
+        m = {"jobs": len(delays), "failed": failed, "mean_queue_s": statistics.mean(delays),
+             "allocated_gpu_hours": gpu_s / 3600.0, "resizes": resizes, "recoveries": recoveries,
+             "submit_lateness_max_s": late}
+        log(f"two clocks, live: {m}")
+        return m
+    finally:
+        subprocess.run([os.path.join(args.bin_dir, "tessera"), "down", "--state", state],
+                       capture_output=True)
+
+
+def two_clocks_sim(args, jobs, failures, cluster_file):
+    out = tempfile.mkdtemp(prefix="sim-twoclocks-", dir=args.workdir)
+    trace, fails = os.path.join(out, "trace.csv"), os.path.join(out, "failures.csv")
+    with open(trace, "w") as f:
+        f.write("id,submit_time,gpus,duration,require,min_workers,max_workers\n")
+        for j in jobs:
+            f.write(f"{j['name']},{j['submit_ms'] / 1000.0:.3f},{j['gpus']},"
+                    f"{j['duration_ms'] / 1000.0:.3f},"
+                    f"{j.get('require', '')},{j.get('min_workers', '')},"
+                    f"{j.get('max_workers', '')}\n")
+    with open(fails, "w") as f:
+        f.write("time_seconds,component,target\n")
+        for t, node in failures:
+            f.write(f"{t},host,{node}\n")
+    r = subprocess.run([os.path.join(args.bin_dir, "tessera"), "sim", "--experiment", "replay",
+                        "--trace", trace, "--cluster", cluster_file, "--policy", "fifo",
+                        "--placement", "bestfit", "--failures", fails,
+                        "--recovery-times", "measured", "--out", out],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"tessera sim: {r.stderr.strip()}")
+    run = json.load(open(os.path.join(out, "summary.json")))["results"][0]
+    m = {"jobs": run["jobs"]["finished"], "mean_queue_s": run["queue_seconds"]["mean"],
+         "allocated_gpu_hours": run["allocated_gpu_hours"], "resizes": run["resizes"],
+         "recoveries": run["recoveries"]}
+    log(f"two clocks, simulator: {m}")
+    return m
+
+
+def two_clocks(args):
+    jobs = two_clocks_jobs(args)
+    failures = two_clocks_failures(args)
+    cluster_file = os.path.join(args.workdir, "two-clocks-cluster.yaml")
+    with open(cluster_file, "w") as f:
+        f.write(TWO_CLOCKS_CLUSTER.format(nodes=args.two_clocks_nodes,
+                                          leaves=args.two_clocks_leaves,
+                                          per_leaf=args.two_clocks_nodes // args.two_clocks_leaves))
+    res = {"trace": os.path.relpath(args.trace, REPO), "slice_start": args.slice_start,
+           "jobs": len(jobs), "compress": args.compress, "nodes": args.two_clocks_nodes,
+           "leaves": args.two_clocks_leaves, "failures": failures,
+           "elastic": sum(1 for j in jobs if "min_workers" in j),
+           "leaf_constrained": sum(1 for j in jobs if "require" in j)}
+    res["sim"] = two_clocks_sim(args, jobs, failures, cluster_file)
+    res["live"] = two_clocks_live(args, jobs, failures, cluster_file)
+    return res
+
+
 # --- Report ----------------------------------------------------------------------------------
 
 def machine():
@@ -823,15 +1020,66 @@ def render(results):
     return "\n".join(lines) + "\n"
 
 
-def update_doc(path, section):
+def update_doc(path, section, begin=BEGIN, end=END):
     text = open(path).read() if os.path.exists(path) else ""
-    if BEGIN.split(" (")[0] in text and END in text:
-        head = text[:text.index(BEGIN.split(" (")[0])]
-        tail = text[text.index(END) + len(END):].lstrip("\n")
+    if begin.split(" (")[0] in text and end in text:
+        head = text[:text.index(begin.split(" (")[0])]
+        tail = text[text.index(end) + len(end):].lstrip("\n")
         text = head + section + ("\n" + tail if tail else "")
     else:
         text = text.rstrip("\n") + "\n\n" + section
     open(path, "w").write(text)
+
+
+TWO_BEGIN = ("<!-- bench/run two clocks: begin (generated by bench/run --parts twoclocks from "
+             "out/.../results.json; edit the script, not this) -->")
+TWO_END = "<!-- bench/run two clocks: end -->"
+
+
+def within(sim, live, key, count=False):
+    """The target: 5 %, or for counts 5 % or 2, whichever is larger."""
+    a, b = sim[key], live[key]
+    if count:
+        return abs(a - b) <= max(2, 0.05 * max(a, b))
+    return b != 0 and abs(a / b - 1) <= 0.05
+
+
+def render_two_clocks(results):
+    tc, m = results["two_clocks"], results["machine"]
+    sim, live = tc["sim"], tc["live"]
+    fails = ", ".join(f"`{node}` at {t} s" for t, node in tc["failures"])
+    lines = [TWO_BEGIN, "", "### Two clocks: elastic jobs, leaf-constrained gangs, lost nodes", "",
+             f"Run {results['date']} on the development VM ({m['cores']} cores, load average "
+             f"{m['load_average'][0]:.1f} at the start and "
+             f"{m.get('load_average_end', m['load_average'])[0]:.1f} at the end). "
+             f"{tc['jobs']} jobs of `{tc['trace']}` from row {tc['slice_start']} compressed "
+             f"{tc['compress']:.0f}x as in the replay above, on {tc['nodes']} nodes x 8 simulated "
+             f"H100 in {tc['leaves']} leaves of one spine; {tc['elastic']} gangs elastic "
+             f"(minWorkers = half), {tc['leaf_constrained']} with `topology.require: leaf`; "
+             f"nodes killed at trace times {fails} (live: the agent's failure drill; "
+             "simulator: the same failure file, detected after the live controller's measured "
+             "detection time, `--recovery-times measured`). Live: `tessera up --cluster`, "
+             "`fifo`, `bestfit`, requeue recovery, heartbeat timeout 10 s; simulator: "
+             "`tessera sim --experiment replay` on the same cluster file and policies.", "",
+             "| measure | simulator | live | simulator / live | target | met |",
+             "|---|---:|---:|---:|---|---|"]
+
+    def row(label, key, count=False):
+        a, b = sim[key], live[key]
+        r = f"{a / b:.3f}" if b else "n/a"
+        target = "within 5 % or 2" if count else "within 5 %"
+        v = f"{a:.0f}" if count else f"{a:.2f}"
+        w = f"{b:.0f}" if count else f"{b:.2f}"
+        lines.append(f"| {label} | {v} | {w} | {r} | {target} | "
+                     f"{'yes' if within(sim, live, key, count) else '**no**'} |")
+    row("mean queueing delay, s", "mean_queue_s")
+    row("allocated GPU-hours", "allocated_gpu_hours")
+    row("resizes", "resizes", count=True)
+    row("recoveries (restarts after a lost node)", "recoveries", count=True)
+    lines.append(f"| jobs finished (live failed) | {sim['jobs']} | {live['jobs']} "
+                 f"({live['failed']}) | | | |")
+    lines += ["", TWO_END]
+    return "\n".join(lines) + "\n"
 
 
 def main():
@@ -841,7 +1089,7 @@ def main():
     ap.add_argument("--bin-dir", help="where tessera, tesserad and tessera-agent are")
     ap.add_argument("--out", help="results directory")
     ap.add_argument("--workdir", default=None)
-    ap.add_argument("--parts", default="burst,replay")
+    ap.add_argument("--parts", default="burst,replay,twoclocks")
     ap.add_argument("--burst-jobs", type=int, default=1000)
     ap.add_argument("--burst-nodes", default="128,1000")
     ap.add_argument("--burst-repeats", type=int, default=3,
@@ -855,11 +1103,18 @@ def main():
     ap.add_argument("--slice-jobs", type=int, default=500)
     ap.add_argument("--compress", type=float, default=1200)
     ap.add_argument("--replay-nodes", type=int, default=32)
+    ap.add_argument("--two-clocks-nodes", type=int, default=32,
+                    help="twoclocks: nodes of 8 GPUs, in --two-clocks-leaves leaves of one spine")
+    ap.add_argument("--two-clocks-leaves", type=int, default=4)
     ap.add_argument("--doc", help="regenerate the section of this Markdown file")
     ap.add_argument("--render", metavar="RESULTS_JSON", help="only regenerate --doc from a run")
     args = ap.parse_args()
     if args.render:
-        update_doc(args.doc, render(json.load(open(args.render))))
+        results = json.load(open(args.render))
+        if results.get("burst") or results.get("replay"):
+            update_doc(args.doc, render(results))
+        if results.get("two_clocks"):
+            update_doc(args.doc, render_two_clocks(results), TWO_BEGIN, TWO_END)
         return
     if not args.bin_dir or not args.out:
         ap.error("--bin-dir and --out are required")
@@ -867,7 +1122,8 @@ def main():
     args.workdir = args.workdir or tempfile.mkdtemp(prefix="bench-")
     results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "machine": machine(), "slurm_gpu_model": GPU_MODEL_NOTE,
-               "slurm_version": subprocess.run(["slurmctld", "-V"], capture_output=True,
+               "slurm_version": subprocess.run(["sh", "-c", "slurmctld -V || echo not installed"],
+                                               capture_output=True,
                                                text=True).stdout.strip()}
     parts = args.parts.split(",")
     if "burst" in parts:
@@ -907,11 +1163,16 @@ def main():
         rep["tessera"] = replay_tessera(args, jobs)
         rep["slurm"] = replay_slurm(args, jobs)
         results["replay"] = rep
+    if "twoclocks" in parts:
+        results["two_clocks"] = two_clocks(args)
     results["machine"]["load_average_end"] = os.getloadavg()
     json.dump(results, open(os.path.join(args.out, "results.json"), "w"), indent=2)
     log(f"results in {args.out}/results.json")
     if args.doc:
-        update_doc(args.doc, render(results))
+        if results.get("burst") or results.get("replay"):
+            update_doc(args.doc, render(results))
+        if results.get("two_clocks"):
+            update_doc(args.doc, render_two_clocks(results), TWO_BEGIN, TWO_END)
         log(f"tables written to {args.doc}")
 
 

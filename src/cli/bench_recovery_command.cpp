@@ -361,7 +361,11 @@ Status RunRecoveryBench(const RecoveryBenchFlags& f) {
   out["policies"] = Json::array();
   for (RecoveryMode p : policies) {
     auto m = MeasurePolicy(f, p, dir + "/" + std::string(RecoveryModeName(p)), bin);
-    if (!m) return std::unexpected(m.error());
+    if (!m) {
+      // The logs of the failed run are what explains it: kept, and named.
+      return std::unexpected(Error{m.error().code, m.error().message + " (logs in " + dir + "/" +
+                                                       std::string(RecoveryModeName(p)) + ")"});
+    }
     out["policies"].push_back(std::move(*m));
   }
   if (temp) std::filesystem::remove_all(dir);

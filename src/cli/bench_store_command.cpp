@@ -59,8 +59,10 @@ class BenchController {
     if (pid_ > 0) Terminate(pid_, "tesserad", 10000);
   }
   Status Start(const std::string& bin, const std::string& dir, std::vector<std::string> extra) {
-    std::vector<std::string> argv = {bin + "/tesserad", "--state",        dir, "--port", "0",
-                                     "--endpoint-file", dir + "/endpoint"};
+    // --insecure: a throwaway controller on 127.0.0.1; the store is what is measured.
+    std::vector<std::string> argv = {bin + "/tesserad", "--state",   dir,
+                                     "--port",          "0",         "--endpoint-file",
+                                     dir + "/endpoint", "--insecure"};
     if (!extra.empty()) {
       auto port = PickFreePort();
       if (!port) return std::unexpected(port.error());

@@ -3,6 +3,7 @@
 // "unknown command: WORD" (CLI11 alone would say only "A subcommand is required" or list the
 // extra arguments).
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <iostream>
 #include <string_view>
 
@@ -20,6 +21,9 @@ bool IsCommand(CLI::App& app, std::string_view word) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // OpenSSL writes with write(2): a controller that dies mid-request (a failover over HTTPS)
+  // must end that request with an error, not the process with SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"tessera: a resource scheduler for shared GPU clusters", "tessera"};
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", "tessera 0.1.0");

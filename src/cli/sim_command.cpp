@@ -65,6 +65,7 @@ struct SimFlags {
   std::string job_gpus = "16384";
   std::string recovery = "requeue,replace,spares";
   std::string recovery_times;  // "" = the flags; "measured" = the live controller's (bench)
+  std::string event_log;       // replay: every start, finish, resize, recovery, one a line
   double days = 30;
   double checkpoint_interval_seconds = 0;  // 0 = Young/Daly
   double checkpoint_cost_seconds = 5;
@@ -327,6 +328,39 @@ int RunFailures(const SimFlags& flags) {
   return 0;
 }
 
+// --experiment replay --failures FILE: the failure file's node failures (gpu, host, nic: the
+// node is lost with its jobs' processes), detected --detect-seconds later (or as the live
+// controller measured it, --recovery-times).
+struct ReplayFailureSet {
+  std::vector<NodeFailure> events;
+  Tick detect = 0;
+};
+
+Result<ReplayFailureSet> ReplayFailures(const SimFlags& flags, const Cluster& cluster) {
+  ReplayFailureSet out;
+  if (flags.failures.empty()) return out;
+  if (!flags.failures.ends_with(".csv")) {
+    return InvalidArgument("--failures: with --experiment replay, a failure file (CSV) only");
+  }
+  const RecoveryTopology topology = BuildRecoveryTopology(cluster);
+  auto events = LoadFailureFile(flags.failures, cluster, topology, kNever / 2);
+  if (!events) return InvalidArgument("--failures: " + events.error().message);
+  for (const FailureEvent& e : *events) {
+    if (e.component == Component::kLeafSwitch || e.component == Component::kSoftware) {
+      return InvalidArgument("--failures: " + flags.failures + ":" + std::to_string(e.line) +
+                             ": with --experiment replay, gpu, host or nic failures only");
+    }
+    out.events.push_back({e.time, NodeId(e.target), e.repair < 0 ? kNever : e.repair});
+  }
+  out.detect = FromSeconds(flags.detect_seconds);
+  if (!flags.recovery_times.empty()) {
+    auto measured = LoadMeasuredRecoveryTimes(flags.recovery_times);
+    if (!measured) return std::unexpected(measured.error());
+    out.detect = FromSeconds(measured->detect_seconds);
+  }
+  return out;
+}
+
 // --experiment colocation: services and offline tasks drawn from an openb pod list (LS, BE) or
 // a synthetic LLM fleet; the setups compared on the same draw.
 int RunColocation(const SimFlags& flags) {
@@ -451,10 +485,8 @@ int RunSim(const SimFlags& flags) {
     return Fail("--experiment: '" + flags.experiment +
                 "' is unknown (allocation, replay, failures, colocation, serving)");
   }
-  if (!flags.failures.empty()) {
-    return Fail(
-        "--failures: only with --experiment failures for now (replay under failures is "
-        "not built yet)");
+  if (!flags.failures.empty() && flags.experiment != "replay") {
+    return Fail("--failures: only with --experiment failures or replay");
   }
   auto cluster = LoadCluster(flags.cluster);
   if (!cluster) return Fail("--cluster: " + cluster.error().message);
@@ -506,6 +538,18 @@ int RunSim(const SimFlags& flags) {
     }
   } else {
     std::vector<Workload> jobs = ToWorkloads(trace->jobs, *cluster);
+    bool elastic = false;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const TraceJob& t = trace->jobs[i];
+      if (t.min_workers > 0 && jobs[i].min_workers == 0) {
+        return Fail("--trace: job " + t.id + ": min_workers..max_workers " +
+                    std::to_string(t.min_workers) + ".." + std::to_string(t.max_workers) +
+                    " must hold its size, a gang of whole nodes (gpus / GPUs per node)");
+      }
+      elastic |= jobs[i].min_workers > 0;
+    }
+    auto failures = ReplayFailures(flags, *cluster);
+    if (!failures) return Fail(failures.error().message);
     // The queue tree: the file's (jobs assigned by user), or one queue per user.
     const Resources capacity = ClusterCapacity(*cluster);
     std::shared_ptr<const QueueTree> tree;
@@ -542,9 +586,19 @@ int RunSim(const SimFlags& flags) {
       options.restart_cost = FromSeconds(flags.restart_cost_seconds);
       options.checkpoint_interval = FromSeconds(flags.checkpoint_interval_seconds);
       options.scheduler.queues = tree;
+      // As live: a job with an elastic range is resized (the simulator's default is off).
+      options.scheduler.elastic = elastic;
+      options.node_failures = failures->events;
+      options.failure_detect = failures->detect;
       std::cerr << fmt::format("replaying {} jobs under {} ...\n", jobs.size(), p);
+      options.record_events = !flags.event_log.empty();
       auto r = RunReplay(*cluster, jobs, options);
       if (!r) return Fail("--policy: " + r.error().message);
+      if (!flags.event_log.empty()) {
+        std::ofstream log(flags.event_log + (policies.size() > 1 ? "." + p : ""));
+        for (const auto& line : r->events) log << line << "\n";
+        if (!log) return Fail("--event-log: cannot write " + flags.event_log);
+      }
       auto j = ReplayResultJson(*r);
       std::cerr << fmt::format("  {} done: {} events, {} scheduling cycles, {:.2f} s\n", p,
                                r->event_count, r->schedule_calls, r->wall_seconds);
@@ -595,7 +649,8 @@ void RegisterSimCommand(CLI::App& app) {
   // --experiment failures (docs/failures.md).
   sim->add_option("--failures", flags->failures,
                   "failures: a preset (llama3, llama3-lemons, none), a .yaml model, or a CSV file "
-                  "time_seconds,component,target[,repair_seconds]");
+                  "time_seconds,component,target[,repair_seconds]; replay: a CSV file of node "
+                  "failures (gpu, host, nic), each job on a lost node restarts (requeue)");
   sim->add_option("--job-gpus", flags->job_gpus,
                   "failures: GPUs of the gang; comma-separated for several gangs")
       ->capture_default_str();
@@ -615,8 +670,11 @@ void RegisterSimCommand(CLI::App& app) {
                   "failures: seconds per restart (checkpoint reload, process start, NCCL init)")
       ->capture_default_str();
   sim->add_option("--detect-seconds", flags->detect_seconds,
-                  "failures: seconds from a failure to its detection")
+                  "failures, replay --failures: seconds from a failure to its detection")
       ->capture_default_str();
+  sim->add_option("--event-log", flags->event_log,
+                  "replay: write every arrival, start, finish, resize and recovery here, one a "
+                  "line (ms: what), .POLICY appended with several policies");
   sim->add_option("--recovery-times", flags->recovery_times,
                   "failures: measured = detection, restart and cold start as this controller "
                   "achieves them live (built in from tessera bench recovery --write-preset), or "

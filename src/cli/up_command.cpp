@@ -52,10 +52,36 @@ struct UpFlags {
   int spares_per_domain = -1;
   std::string store = "sqlite";  // or etcd: a 3-member etcd cluster and --controllers of them
   int controllers = 1;
-  bool insecure = false;    // no authentication (and no TLS): a throwaway laptop cluster
-  int gateway_port = -1;    // >= 0: tessera-gateway on it (0: a free one), tesserad --gateway
-  std::string gateway_url;  // filled from gateway_port
+  bool insecure = false;     // no authentication (and no TLS): a throwaway laptop cluster
+  int gateway_port = -1;     // >= 0: tessera-gateway on it (0: a free one), tesserad --gateway
+  std::string gateway_url;   // filled from gateway_port
+  bool store_given = false;  // --store on the command line (else: the state's own)
+  bool controllers_given = false;  // --controllers on the command line
 };
+
+// The store a state directory's cluster keeps its jobs in, and how many controllers it ran
+// (STATE/store: "etcd 2"), so that `tessera up` on the same state picks them again.
+constexpr const char* kStoreFile = "/store";
+
+// Takes the store (and controllers) the state used unless given; refuses another store, whose
+// cluster would start empty beside the old one's jobs.
+Status ResolveStore(UpFlags& f, const std::string& state) {
+  std::ifstream in(state + kStoreFile);
+  std::string store;
+  int controllers = 0;
+  if (!(in >> store)) return {};  // a new state, or one from before the file existed
+  in >> controllers;
+  if (store != "sqlite" && store != "etcd")
+    return FailedPrecondition(state + kStoreFile + ": unknown store '" + store + "'");
+  if (f.store_given && f.store != store) {
+    return FailedPrecondition("--store " + f.store + ": the cluster in " + state +
+                              " keeps its state in " + store + " (" + state + kStoreFile +
+                              "); use another --state for a new cluster");
+  }
+  f.store = store;
+  if (!f.controllers_given && controllers >= 1 && controllers <= 9) f.controllers = controllers;
+  return {};
+}
 
 // How the cluster's parts prove who they are (docs/security.md): the controller's flags, what
 // every agent is given, and what the CLI is left with (tessera.config).
@@ -66,9 +92,9 @@ struct UpAccess {
   std::vector<std::string> agent_args;
 };
 
-// Tokens and TLS, made once in the state directory; --insecure: neither. The agents' endpoints
-// are always HTTPS and answer task logs and exec to the controller's client certificate only;
-// the controller's own listener is HTTPS except on etcd, whose standbys speak plain HTTP.
+// Tokens and TLS, made once in the state directory; --insecure: neither. Every controller,
+// leader or standby, serves HTTPS; the agents' endpoints are HTTPS and answer task logs and
+// exec to the controller's client certificate only.
 Result<UpAccess> PrepareAccess(const UpFlags& f, const std::string& state) {
   UpAccess a;
   if (f.insecure) {
@@ -90,12 +116,10 @@ Result<UpAccess> PrepareAccess(const UpFlags& f, const std::string& state) {
   a.agent_args.insert(a.agent_args.end(),
                       {"--tls-cert-file", tls->agent_cert_file, "--tls-private-key-file",
                        tls->agent_key_file, "--client-ca-file", tls->ca_file});
-  if (f.store != "etcd") {
-    a.tls = *tls;
-    a.controller_args.insert(a.controller_args.end(), {"--tls-cert-file", a.tls->cert_file,
-                                                       "--tls-private-key-file", a.tls->key_file});
-    a.agent_args.insert(a.agent_args.end(), {"--ca-file", a.tls->ca_file});
-  }
+  a.tls = *tls;
+  a.controller_args.insert(a.controller_args.end(), {"--tls-cert-file", a.tls->cert_file,
+                                                     "--tls-private-key-file", a.tls->key_file});
+  a.agent_args.insert(a.agent_args.end(), {"--ca-file", a.tls->ca_file});
   return a;
 }
 
@@ -430,8 +454,11 @@ Status RunUp(UpFlags f) {
                               std::to_string(*pid) + "); stop it with `tessera down --state " +
                               state + "`");
   }
+  if (auto s = ResolveStore(f, state); !s) return s;
   if (f.store != "etcd" && f.controllers != 1)
     return InvalidArgument("--controllers: several controllers need --store etcd");
+  if (!WriteText(state + kStoreFile, f.store + " " + std::to_string(f.controllers) + "\n"))
+    return IoError("cannot write " + state + kStoreFile);
   std::optional<ClusterUpPlan> plan;
   if (!f.cluster.empty()) {
     auto p = PlanClusterUp(f.cluster, f.spares_per_domain);
@@ -474,12 +501,14 @@ Status RunUp(UpFlags f) {
     for (const auto& u : *more) *url += "," + u;  // agents and the CLI follow the leader
     WriteText(state + "/endpoint", *url + "\n");
   }
-  if (auto s = WriteContext(state, *url, access->tls ? "tls/ca.crt" : "",
+  // The CA of the controllers and of the agents' endpoints (which `tessera top` reads).
+  const bool ca = access->tls.has_value();
+  if (auto s = WriteContext(state, *url, ca ? "tls/ca.crt" : "",
                             access->creds ? "auth/admin.token" : "");
       !s)
     return std::unexpected(s.error());
   RememberAccess(*url, access->creds ? access->creds->admin_token : "",
-                 access->tls ? access->tls->ca_file : "");
+                 ca ? state + "/tls/ca.crt" : "");
   const pid_t pid = LivePid(state + "/tesserad.pid", "tesserad").value_or(0);
   std::vector<std::string> names;
   int readopted = 0;
@@ -535,15 +564,19 @@ void RegisterUpCommand(CLI::App& app) {
   cmd->add_option("--recovery", flags->recovery, "tesserad --recovery: requeue | replace | spares");
   cmd->add_option("--spares-per-domain", flags->spares_per_domain,
                   "tesserad --spares-per-domain: idle spare nodes per leaf domain");
-  cmd->add_option("--store", flags->store,
-                  "sqlite (one controller) | etcd (a 3-member etcd cluster on loopback, data in "
-                  "STATE/etcd; controllers elect a leader)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"sqlite", "etcd"}));
-  cmd->add_option("--controllers", flags->controllers,
-                  "Controllers (with --store etcd): one leads, the others stand by")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 9));
+  auto* store =
+      cmd->add_option(
+             "--store", flags->store,
+             "sqlite (one controller) | etcd (a 3-member etcd cluster on loopback, data in "
+             "STATE/etcd; controllers elect a leader); default: what STATE used before, "
+             "else sqlite")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"sqlite", "etcd"}));
+  auto* controllers =
+      cmd->add_option("--controllers", flags->controllers,
+                      "Controllers (with --store etcd): one leads, the others stand by")
+          ->capture_default_str()
+          ->check(CLI::Range(1, 9));
   cmd->add_flag("--insecure", flags->insecure,
                 "No authentication and no TLS: any local process may use the cluster (throwaway "
                 "clusters)");
@@ -553,7 +586,11 @@ void RegisterUpCommand(CLI::App& app) {
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--timeout", flags->timeout, "Seconds to wait for the cluster to be ready")
       ->capture_default_str();
-  cmd->callback([flags] { SetExitCode(RunOrReport([&] { return RunUp(*flags); })); });
+  cmd->callback([flags, store, controllers] {
+    flags->store_given = store->count() > 0;
+    flags->controllers_given = controllers->count() > 0;
+    SetExitCode(RunOrReport([&] { return RunUp(*flags); }));
+  });
 }
 
 }  // namespace tessera::cli

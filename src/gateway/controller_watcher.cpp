@@ -11,17 +11,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-Result<Json> GetJson(httplib::Client& client, const std::string& path) {
-  auto res = client.Get(path);
-  if (!res) return IoError("GET " + path + ": " + httplib::to_string(res.error()));
-  if (res->status != 200) {
-    return IoError("GET " + path + ": HTTP " + std::to_string(res->status));
-  }
-  Json doc = Json::parse(res->body, nullptr, false);
-  if (doc.is_discarded()) return IoError("GET " + path + ": not JSON");
-  return doc;
-}
-
 template <typename T>
 T Field(const Json& j, const char* key, T fallback) {
   auto it = j.find(key);
@@ -73,10 +62,10 @@ std::optional<ServiceConfig> ServiceFromJobDetail(
   return c;
 }
 
-ControllerWatcher::ControllerWatcher(std::string controller_url, ServiceRegistry& registry,
+ControllerWatcher::ControllerWatcher(ControllerUrls controller_urls, ServiceRegistry& registry,
                                      DiscoveryDefaults defaults, int wait_seconds,
                                      std::string bearer_token, std::string ca_file)
-    : url_(std::move(controller_url)),
+    : urls_(std::move(controller_urls)),
       token_(std::move(bearer_token)),
       ca_file_(std::move(ca_file)),
       registry_(registry),
@@ -98,25 +87,62 @@ void ControllerWatcher::Configure(httplib::Client& client) const {
   }
 }
 
+std::string ControllerWatcher::current_url() const {
+  std::lock_guard lock(urls_mu_);
+  return urls_.current();
+}
+
+Result<Json> ControllerWatcher::GetFromLeader(const std::string& path, int read_timeout_s) {
+  std::string problem = "no controller URL";
+  std::size_t budget = 0;  // every URL once, and a leader a standby named
+  {
+    std::lock_guard lock(urls_mu_);
+    budget = urls_.size() + 1;
+  }
+  for (std::size_t tries = 0; tries < budget; ++tries) {
+    const std::string url = current_url();
+    httplib::Client client(url);
+    Configure(client);
+    client.set_connection_timeout(2, 0);
+    client.set_read_timeout(read_timeout_s, 0);
+    auto res = client.Get(path);
+    if (!res) {
+      problem = "GET " + url + path + ": " + httplib::to_string(res.error());
+      std::lock_guard lock(urls_mu_);
+      urls_.Next();
+      continue;
+    }
+    if (auto leader = StandbyLeader(res->status, res->body)) {
+      problem = "GET " + url + path + ": a standby" +
+                (leader->empty() ? std::string(" (no leader yet)") : ", the leader is " + *leader);
+      std::lock_guard lock(urls_mu_);
+      leader->empty() ? urls_.Next() : urls_.Follow(*leader);
+      continue;
+    }
+    if (res->status != 200) return IoError("GET " + path + ": HTTP " + std::to_string(res->status));
+    Json doc = Json::parse(res->body, nullptr, false);
+    if (doc.is_discarded()) return IoError("GET " + path + ": not JSON");
+    return doc;
+  }
+  return IoError(problem);
+}
+
 Status ControllerWatcher::Refresh() {
-  httplib::Client client(url_);
-  Configure(client);
-  client.set_connection_timeout(2, 0);
-  client.set_read_timeout(10, 0);
-  auto nodes = GetJson(client, "/v1/nodes");
+  auto nodes = GetFromLeader("/v1/nodes", 10);
   if (!nodes) return std::unexpected(nodes.error());
   std::map<std::string, std::string> addresses;
   for (const Json& n : Field<Json>(*nodes, "nodes", Json::array())) {
     addresses[Field<std::string>(n, "name", "")] = Field<std::string>(n, "address", "");
   }
-  auto jobs = GetJson(client, "/v1/jobs");
+  auto jobs = GetFromLeader("/v1/jobs", 10);
   if (!jobs) return std::unexpected(jobs.error());
   std::vector<ServiceConfig> services;
   for (const Json& j : Field<Json>(*jobs, "jobs", Json::array())) {
     if (Field<std::string>(j, "kind", "") != "InferenceService") continue;
     if (Field<std::int64_t>(j, "finishTimeMs", 0) != 0) continue;
-    auto detail = GetJson(client, "/v1/jobs/" + Field<std::string>(j, "queue", "default") + "/" +
-                                      Field<std::string>(j, "name", ""));
+    auto detail = GetFromLeader("/v1/jobs/" + Field<std::string>(j, "queue", "default") + "/" +
+                                    Field<std::string>(j, "name", ""),
+                                10);
     if (!detail) return std::unexpected(detail.error());
     if (auto c = ServiceFromJobDetail(*detail, addresses, defaults_)) {
       services.push_back(std::move(*c));
@@ -133,14 +159,11 @@ void ControllerWatcher::Loop() {
   bool first = true;
   while (!stop_) {
     if (auto s = Refresh(); !s) spdlog::warn("discovery: {}", s.error().message);
-    httplib::Client client(url_);
-    Configure(client);
-    client.set_connection_timeout(2, 0);
-    client.set_read_timeout(wait_seconds_ + 5, 0);
     // The first call only learns where the log ends; later ones wait for what comes next.
     const int wait = first ? 0 : wait_seconds_;
-    auto events = GetJson(client, "/v1/events?since=" + std::to_string(since) +
-                                      "&wait=" + std::to_string(wait) + "&limit=1000");
+    auto events = GetFromLeader("/v1/events?since=" + std::to_string(since) +
+                                    "&wait=" + std::to_string(wait) + "&limit=1000",
+                                wait_seconds_ + 5);
     if (!events) {
       for (int i = 0; i < 20 && !stop_; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -5,10 +5,15 @@
 // never wait on the controller. A replica's endpoint is http://<its node's address>:<master
 // port + rank> (spec/protocol.h InferenceReplicaPort, the TESSERA_PORT its agent sets). A
 // replica the controller drains ("draining": true, scaling down) leaves the set.
+//
+// Several controller URLs (the controllers of an etcd cluster, `--server URL,URL`) are
+// followed as the agents and the CLI follow them (spec/controller_urls.h): a refused
+// connection moves to the next URL, a standby's 503 to the leader it names.
 #pragma once
 
 #include <atomic>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -16,6 +21,7 @@
 #include <vector>
 
 #include "gateway/service_registry.h"
+#include "spec/controller_urls.h"
 
 namespace httplib {
 class Client;
@@ -35,9 +41,10 @@ std::optional<ServiceConfig> ServiceFromJobDetail(
 
 class ControllerWatcher {
  public:
-  // `bearer_token`: the gateway's service identity (group tessera:gateway) on a controller
-  // with authentication; empty for an --insecure one.
-  ControllerWatcher(std::string controller_url, ServiceRegistry& registry,
+  // `controller_urls`: one URL or several, comma-separated (ControllerUrls::Parse, checked by
+  // the caller). `bearer_token`: the gateway's service identity (group tessera:gateway) on a
+  // controller with authentication; empty for an --insecure one.
+  ControllerWatcher(ControllerUrls controller_urls, ServiceRegistry& registry,
                     DiscoveryDefaults defaults, int wait_seconds = 10,
                     std::string bearer_token = "", std::string ca_file = "");
   ~ControllerWatcher();
@@ -46,11 +53,16 @@ class ControllerWatcher {
 
   // Reads the services once, now (also what the thread does after each event).
   Status Refresh();
+  // The controller last answered by (the leader, once found).
+  std::string current_url() const;
 
  private:
   void Loop();
+  // GET `path` from the leader: each URL at most once (and the leader a standby names).
+  Result<nlohmann::json> GetFromLeader(const std::string& path, int read_timeout_s);
 
-  std::string url_;
+  mutable std::mutex urls_mu_;
+  ControllerUrls urls_;  // under urls_mu_
   std::string token_;
   std::string ca_file_;  // the CA of an https controller
   ServiceRegistry& registry_;

@@ -52,7 +52,9 @@ int main(int argc, char** argv) {
   bool no_kv_events = false;
   app.add_option("--listen", host, "Address to listen on")->capture_default_str();
   app.add_option("--port", port, "Port")->check(CLI::Range(0, 65535))->capture_default_str();
-  app.add_option("--server", server_url, "Controller URL to discover services from");
+  app.add_option("--server", server_url,
+                 "Controller URL(s) to discover services from, comma-separated (several "
+                 "controllers on etcd: the leader is followed)");
   app.add_option("--state", state_dir,
                  "Cluster state directory (its endpoint file names the "
                  "controller)");
@@ -137,8 +139,13 @@ int main(int argc, char** argv) {
     if (ca_file.empty() && !state_dir.empty() && std::ifstream(state_dir + "/tls/ca.crt").good()) {
       ca_file = state_dir + "/tls/ca.crt";
     }
+    auto urls = ControllerUrls::Parse(controller);
+    if (!urls) {
+      spdlog::error("{}", urls.error().message);
+      return 2;
+    }
     watcher = std::make_unique<ControllerWatcher>(
-        controller, registry, DiscoveryDefaults{static_service.policy}, 10, token, ca_file);
+        std::move(*urls), registry, DiscoveryDefaults{static_service.policy}, 10, token, ca_file);
   }
   ReplicaMonitor monitor(registry, health_ms, !no_kv_events);
 
@@ -172,6 +179,7 @@ int main(int argc, char** argv) {
   if (listen_fd >= 0) ::listen(listen_fd, 4096);
   if (!port_file.empty()) std::ofstream(port_file) << port << "\n";
   g_server = &server;
+  std::signal(SIGPIPE, SIG_IGN);  // a peer gone mid-write over TLS: an error, not the end
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
   spdlog::info("tessera-gateway listening on http://{}:{} ({})", host, port,

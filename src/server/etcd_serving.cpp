@@ -10,8 +10,10 @@
 #include <thread>
 
 #include "server/standby_server.h"
+#include "server/tls_socket.h"
 #include "store/etcd_election.h"
 #include "store/etcd_store.h"
+#include "store/etcd_watch.h"
 
 namespace tessera {
 
@@ -29,12 +31,21 @@ bool WriteEndpoint(const std::string& path, const std::string& url) {
   return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
-// Waits `ms` or until a signal or an interrupt.
+// Waits `ms`, or until a signal or an interrupt (Wake, for good), or a change of the leader
+// key (Nudge, once).
 class Sleeper {
  public:
   void Sleep(int ms) {
     std::unique_lock lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return woken_; });
+    cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return woken_ || nudged_; });
+    nudged_ = false;
+  }
+  void Nudge() {
+    {
+      std::lock_guard lock(mu_);
+      nudged_ = true;
+    }
+    cv_.notify_all();
   }
   void Wake() {
     {
@@ -48,7 +59,11 @@ class Sleeper {
   std::mutex mu_;
   std::condition_variable cv_;
   bool woken_ = false;
+  bool nudged_ = false;
 };
+
+// A standby campaigns when the leader key changes (the watch), and at least this often.
+constexpr int kCampaignFallbackMs = 1000;
 
 }  // namespace
 
@@ -72,20 +87,31 @@ EtcdServing::Outcome EtcdServing::Run(const ServeLeader& serve, ControllerOption
     if (!election) return IoError("etcd unreachable: this controller is not registered yet");
     return election->Controllers();
   };
-  StandbyServer standby(controllers);
+  std::unique_ptr<TlsContext> tls;
+  if (!options_.tls_cert_file.empty()) {
+    auto loaded = TlsContext::Load(options_.tls_cert_file, options_.tls_key_file);
+    if (!loaded) {
+      spdlog::error("{}", loaded.error().message);
+      return Outcome::kFailed;
+    }
+    tls = std::move(*loaded);
+  }
+  StandbyServer standby(controllers, tls.get());
   auto port = BindRetrying([&] { return standby.Bind(options_.listen, options_.port); });
   if (!port) {
     spdlog::error("{}", port.error().message);
     return Outcome::kFailed;
   }
   const std::string host = options_.listen == "0.0.0.0" ? "127.0.0.1" : options_.listen;
-  const std::string url = "http://" + host + ":" + std::to_string(*port);
+  const std::string url =
+      std::string(tls ? "https://" : "http://") + host + ":" + std::to_string(*port);
   if (!options_.endpoint_file.empty() && !WriteEndpoint(options_.endpoint_file, url)) {
     spdlog::error("cannot write {}", options_.endpoint_file);
     return Outcome::kFailed;
   }
   std::thread standby_thread([&] { standby.Serve(); });
   Sleeper sleeper;
+  std::unique_ptr<EtcdKeyWatch> watch;  // of the leader key, once registered
   signals_.SetStopper([&] { sleeper.Wake(); });
   std::string last_problem;
   // Campaign until this controller leads.
@@ -104,8 +130,10 @@ EtcdServing::Outcome EtcdServing::Run(const ServeLeader& serve, ControllerOption
       }
       std::lock_guard lock(election_mu);
       election = std::move(*started);
-      spdlog::info("standby at {} (etcd {}, lease {})", url, options_.endpoints.front(),
-                   election->lease());
+      spdlog::info("standby at {} (etcd {}, lease {}; watching {})", url,
+                   options_.endpoints.front(), election->lease(), election->leader_key());
+      watch = std::make_unique<EtcdKeyWatch>(options_.endpoints, election->leader_key(),
+                                             [&sleeper] { sleeper.Nudge(); });
     }
     election->set_on_lost([this](const std::string& why) {
       spdlog::error("leadership lost: {}", why);
@@ -118,11 +146,14 @@ EtcdServing::Outcome EtcdServing::Run(const ServeLeader& serve, ControllerOption
     standby.SetLeader(leader && leader->is_object() ? leader->value("url", "") : "", problem);
     if (!problem.empty() && problem != last_problem) spdlog::warn("standby: etcd: {}", problem);
     last_problem = problem;
-    sleeper.Sleep(100);
+    sleeper.Sleep(kCampaignFallbackMs);
   }
+  // The watch stays until Run returns: stopping it may wait for its stream's read, and a new
+  // leader has better things to do first.
   signals_.SetStopper(nullptr);
   standby.Stop();
   standby_thread.join();
+  standby.Close();
   if (signals_.stop_requested()) {
     std::lock_guard lock(election_mu);
     election.reset();  // revokes the lease: a standby takes over at once

@@ -1,6 +1,7 @@
 // tesserad --store etcd: the life of one controller among several. It serves as a standby
-// (standby_server.h) while it campaigns (etcd_election.h: a try every 100 ms, the leader key
-// read back for the standby's answers), and once it wins, serves as the leader on the same
+// (standby_server.h) while it campaigns (etcd_election.h: a try whenever the leader key changes,
+// which it watches (etcd_watch.h), and every second anyway; the leader key read back for the
+// standby's answers), and once it wins, serves as the leader on the same
 // port with an EtcdStore fenced on its lease: everything is loaded from etcd, and tasks are
 // re-adopted from the agents' heartbeats as after a restart. A term that ends (the lease lost,
 // a commit refused by the fence, a commit whose outcome is unknown) stops serving; tesserad
@@ -34,6 +35,9 @@ class EtcdServing {
     std::string listen = "127.0.0.1";
     int port = 0;
     std::string endpoint_file;  // written once the standby listens
+    // With both: the standby serves HTTPS, as the leader does (its URL is https://).
+    std::string tls_cert_file;
+    std::string tls_key_file;
   };
   enum class Outcome { kStopped, kTermEnded, kFailed };
   // Serves the leader's term: the store, its name for logs, the port, the options.

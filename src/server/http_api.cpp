@@ -87,7 +87,16 @@ Result<int> ApiServer::Bind(const std::string& host, int port) {
   if (!bound) return bound;
   // /v1/events?since=N&wait=S waits on no thread: parked until an event beyond N is committed.
   LongPollHooks hooks;
-  hooks.park = [](const RequestHead& head) -> std::optional<LongPollHooks::Wait> {
+  hooks.park = [this](const RequestHead& head) -> std::optional<LongPollHooks::Wait> {
+    if (guard_) {
+      // Authenticated before it may wait: a caller without a valid token is answered (401)
+      // at once instead of holding a connection for up to 60 s.
+      httplib::Request req;
+      req.method = head.method;
+      req.path = head.path;
+      if (!head.authorization.empty()) req.set_header("Authorization", head.authorization);
+      if (guard_->Screen(req)) return std::nullopt;
+    }
     std::int64_t since = 0, wait_s = 0;
     const auto since_text = QueryValue(head.query, "since").value_or("0");
     const auto wait_text = QueryValue(head.query, "wait").value_or("0");

@@ -51,7 +51,7 @@ std::optional<AccessRequest> RouteAccess(const std::string& method, const std::s
 
 class RequestGuard {
  public:
-  RequestGuard(TokenTable users, std::unique_ptr<NodeCredentials> nodes)
+  RequestGuard(TokenTable users, std::shared_ptr<NodeCredentials> nodes)
       : users_(std::move(users)), nodes_(std::move(nodes)) {}
 
   // Before routing: the denial of `req` by its route alone, or nullopt to route it.
@@ -78,7 +78,7 @@ class RequestGuard {
   std::optional<Denial> Check(const httplib::Request& req, const AccessRequest& access) const;
 
   TokenTable users_;
-  std::unique_ptr<NodeCredentials> nodes_;
+  std::shared_ptr<NodeCredentials> nodes_;
 };
 
 }  // namespace tessera

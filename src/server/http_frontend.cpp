@@ -341,7 +341,11 @@ bool HttpFrontend::Park(Connection& c, std::string& request) {
   if (!hooks_.park || !hooks_.cursor) return false;
   const auto wait = hooks_.park(c.head);
   if (!wait || wait->wait.count() <= 0 || hooks_.cursor() > wait->since) return false;
+  const auto cap = static_cast<std::size_t>(
+      std::max(1, std::min(limits_.max_parked, limits_.max_connections / 2)));
+  while (parked_ >= cap) ReleaseOldestParked();
   c.phase = Phase::kParked;
+  c.since = Clock::now();
   c.parked_request = std::move(request);
   c.parked_since = wait->since;
   c.parked_until = Clock::now() + wait->wait;
@@ -366,13 +370,27 @@ void HttpFrontend::ReleaseParked() {
       due.push_back(fd);
     }
   }
-  for (int fd : due) {
-    Connection& c = connections_.at(fd);
-    --parked_;
-    std::string request = WithQueryValue(c.parked_request, hooks_.wait_param, "0");
-    c.parked_request.clear();
-    Post(c, std::move(request));
+  for (int fd : due) Release(connections_.at(fd));
+}
+
+// At the cap: the long-poll parked longest is answered now, with what there is.
+void HttpFrontend::ReleaseOldestParked() {
+  Connection* oldest = nullptr;
+  for (auto& [fd, c] : connections_) {
+    if (c.phase == Phase::kParked && (oldest == nullptr || c.since < oldest->since)) oldest = &c;
   }
+  if (oldest == nullptr) {
+    parked_ = 0;  // cannot happen: the count follows the phases
+    return;
+  }
+  Release(*oldest);
+}
+
+void HttpFrontend::Release(Connection& c) {
+  --parked_;
+  std::string request = WithQueryValue(c.parked_request, hooks_.wait_param, "0");
+  c.parked_request.clear();
+  Post(c, std::move(request));
 }
 
 void HttpFrontend::Post(Connection& c, std::string request) {

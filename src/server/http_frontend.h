@@ -53,13 +53,17 @@ struct FrontendLimits {
   int agent_threads = 256;     // at least the agents that long-poll at once
   int long_poll_threads = 16;  // answer released /v1/events polls (they wait parked)
   int max_queued = 512;        // complete requests waiting for a worker, per class
+  // Long-polls parked at once (at most half of max_connections); one more answers the oldest
+  // at once (as if its wait were over), so parked polls never fill the connection cap.
+  int max_parked = 256;
   std::size_t max_header_bytes = 64 << 10;
   std::size_t max_body_bytes = 1 << 20;
   std::size_t keep_alive_max_requests = 100'000;
 };
 
 // How the front end holds a long-poll without a thread: `park` says, for a request of the
-// long-poll class, which cursor it waits beyond and for how long (nullopt: answer it now);
+// long-poll class, which cursor it waits beyond and for how long (nullopt: answer it now, e.g.
+// a caller that is not authenticated, so that its 401 comes at once and it holds nothing);
 // `cursor` is the current one. A parked request is handed to a worker, with its wait set to 0,
 // once the cursor has moved past it (Poke() says so) or its wait is over.
 struct LongPollHooks {
@@ -135,6 +139,8 @@ class HttpFrontend {
   void Dispatch(Connection& c);
   bool Park(Connection& c, std::string& request);
   void ReleaseParked();
+  void ReleaseOldestParked();
+  void Release(Connection& c);
   void Post(Connection& c, std::string request);
   // Answers `status` and closes; with `linger`, keeps reading (and dropping) the body first.
   void Reject(Connection& c, int status, const std::string& code, const std::string& message,

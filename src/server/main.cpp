@@ -85,6 +85,11 @@ void AddLimitFlags(CLI::App& app, Flags& f) {
                  "beyond, 503 at once")
       ->capture_default_str()
       ->check(CLI::Range(1, 1'000'000));
+  app.add_option("--max-long-polls", f.limits.max_parked,
+                 "/v1/events long polls parked at once (at most half of --max-connections); "
+                 "beyond, the oldest is answered at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000'000));
   app.add_option("--max-connections", f.limits.max_connections,
                  "Open connections; a new one beyond evicts the longest idle, else the slowest "
                  "to send its request")
@@ -130,8 +135,9 @@ void AddAuthFlags(CLI::App& app, Flags& f) {
                  "Tokens (one a line) a new node registers with; each node is then issued a "
                  "credential of its own");
   app.add_option("--node-credentials", f.node_credentials_file,
-                 "Where the nodes' credential digests are kept (default: beside the database, "
-                 "or in --state)");
+                 "The credential file of an earlier version (default: node-credentials beside "
+                 "the database, or in --state): its nodes are copied into the store, where "
+                 "the nodes' credential digests are kept now");
   app.add_option("--tls-cert-file", f.tls_cert_file,
                  "Serve HTTPS with this certificate (PEM; `tessera up` makes one from a local CA)");
   app.add_option("--tls-private-key-file", f.tls_key_file, "The certificate's private key (PEM)");
@@ -280,11 +286,17 @@ Result<tessera::ControllerOptions> OptionsFrom(const Flags& f) {
   return options;
 }
 
-// The authentication of every request, from --token-auth-file and --bootstrap-token-file;
-// null with --insecure.
-Result<std::shared_ptr<const tessera::RequestGuard>> GuardFrom(const Flags& f,
-                                                               const std::string& db_path) {
-  if (f.insecure) return nullptr;
+// Who may call the controller: the guard of every request (null with --insecure), and the
+// nodes' credentials it consults, attached to the store of each term.
+struct Access {
+  std::shared_ptr<const tessera::RequestGuard> guard;
+  std::shared_ptr<tessera::NodeCredentials> nodes;
+  std::string legacy_credentials;  // an earlier version's file, imported into the store
+};
+
+// The authentication of every request, from --token-auth-file and --bootstrap-token-file.
+Result<Access> AccessFrom(const Flags& f, const std::string& db_path) {
+  if (f.insecure) return Access{};
   if (f.token_auth_file.empty()) {
     return tessera::InvalidArgument(
         "authentication is on by default: give --token-auth-file (and --bootstrap-token-file "
@@ -298,17 +310,21 @@ Result<std::shared_ptr<const tessera::RequestGuard>> GuardFrom(const Flags& f,
     if (!tokens) return std::unexpected(tokens.error());
     bootstrap = std::move(*tokens);
   }
-  std::string creds_path = f.node_credentials_file;
-  if (creds_path.empty() && !db_path.empty())
-    creds_path = (std::filesystem::path(db_path).parent_path() / "node-credentials").string();
-  if (creds_path.empty() && !f.state_dir.empty()) creds_path = f.state_dir + "/node-credentials";
-  if (creds_path.empty())
-    return tessera::InvalidArgument("--node-credentials: needed with --store etcd and no --state");
-  auto nodes = tessera::NodeCredentials::Open(creds_path, bootstrap);
-  if (!nodes) return std::unexpected(nodes.error());
-  spdlog::info("authentication on: {} user token(s), {} bootstrap token(s), node credentials in {}",
-               users->size(), bootstrap.size(), creds_path);
-  return std::make_shared<const tessera::RequestGuard>(std::move(*users), std::move(*nodes));
+  Access a;
+  a.legacy_credentials = f.node_credentials_file;
+  if (a.legacy_credentials.empty() && !db_path.empty()) {
+    a.legacy_credentials =
+        (std::filesystem::path(db_path).parent_path() / "node-credentials").string();
+  }
+  if (a.legacy_credentials.empty() && !f.state_dir.empty())
+    a.legacy_credentials = f.state_dir + "/node-credentials";
+  spdlog::info(
+      "authentication on: {} user token(s), {} bootstrap token(s), node credentials "
+      "in the store",
+      users->size(), bootstrap.size());
+  a.nodes = std::make_shared<tessera::NodeCredentials>(bootstrap);
+  a.guard = std::make_shared<const tessera::RequestGuard>(std::move(*users), a.nodes);
+  return a;
 }
 
 bool WriteFileAtomically(const std::string& path, const std::string& text) {
@@ -326,7 +342,7 @@ bool WriteFileAtomically(const std::string& path, const std::string& text) {
 // Serves `store` until a signal, or until `signals.Interrupt()` (an etcd leader's term ended).
 int Serve(const Flags& f, tessera::Store& store, const std::string& store_name, int port,
           tessera::ControllerOptions options, tessera::ProcessSignals& signals,
-          const std::shared_ptr<const tessera::RequestGuard>& guard) {
+          const Access& access) {
   auto endpoint = std::make_shared<std::string>();
   if (!options.controllers) {
     // One controller: itself, the leader.
@@ -353,7 +369,18 @@ int Serve(const Flags& f, tessera::Store& store, const std::string& store_name, 
       return 1;
     }
   }
-  if (guard) server.RequireAuth(guard);
+  if (access.guard) server.RequireAuth(access.guard);
+  if (access.nodes) {
+    if (auto s = access.nodes->Attach(store, access.legacy_credentials); !s) {
+      spdlog::error("node credentials: {}", s.error().message);
+      return 1;
+    }
+  }
+  // The store is this term's: not used once Serve returns.
+  const std::unique_ptr<tessera::NodeCredentials, void (*)(tessera::NodeCredentials*)> detach(
+      access.nodes.get(), [](tessera::NodeCredentials* n) {
+        if (n != nullptr) n->Detach();
+      });
   server.SetAgentTls(f.agent_tls);
   auto bound = tessera::BindRetrying([&] { return server.Bind(f.listen, port); });
   if (!bound) {
@@ -382,17 +409,15 @@ int Serve(const Flags& f, tessera::Store& store, const std::string& store_name, 
   return 0;
 }
 
-using Guard = std::shared_ptr<const tessera::RequestGuard>;
-
 int ServeSqlite(const Flags& f, const std::string& db_path,
                 const tessera::ControllerOptions& options, tessera::ProcessSignals& signals,
-                const Guard& guard) {
+                const Access& access) {
   auto store = tessera::SqliteStore::Open(db_path);
   if (!store) {
     spdlog::error("{}", store.error().message);
     return 1;
   }
-  const int rc = Serve(f, **store, db_path, f.port, options, signals, guard);
+  const int rc = Serve(f, **store, db_path, f.port, options, signals, access);
   spdlog::info("stopped");
   return rc;
 }
@@ -400,7 +425,7 @@ int ServeSqlite(const Flags& f, const std::string& db_path,
 // --store etcd: a standby until this controller wins the election, then the leader with a
 // fenced EtcdStore; a term that ends re-executes the process, which comes back as a standby.
 int ServeEtcd(const Flags& f, const tessera::ControllerOptions& options,
-              tessera::ProcessSignals& signals, char** argv, const Guard& guard) {
+              tessera::ProcessSignals& signals, char** argv, const Access& access) {
   tessera::EtcdServing::Options o;
   for (std::size_t start = 0; start < f.etcd_endpoints.size();) {
     const std::size_t comma = std::min(f.etcd_endpoints.find(',', start), f.etcd_endpoints.size());
@@ -411,21 +436,18 @@ int ServeEtcd(const Flags& f, const tessera::ControllerOptions& options,
     spdlog::error("--store etcd needs --etcd-endpoints URL[,URL...]");
     return 2;
   }
-  if (!f.tls_cert_file.empty()) {
-    // A standby answers on the same port with plain httplib (standby_server.h).
-    spdlog::error("--tls-cert-file: not yet with --store etcd (its standbys speak plain HTTP)");
-    return 2;
-  }
   o.prefix = f.etcd_prefix;
   o.lease_ttl_s = f.lease_ttl_s;
   o.listen = f.listen;
   o.port = f.port;
   o.endpoint_file = f.endpoint_file;
+  o.tls_cert_file = f.tls_cert_file;
+  o.tls_key_file = f.tls_key_file;
   tessera::EtcdServing serving(std::move(o), signals);
   const auto outcome = serving.Run(
       [&](tessera::Store& store, const std::string& name, int port,
           tessera::ControllerOptions leader_options) {
-        return Serve(f, store, name, port, std::move(leader_options), signals, guard);
+        return Serve(f, store, name, port, std::move(leader_options), signals, access);
       },
       options);
   if (outcome == tessera::EtcdServing::Outcome::kTermEnded) tessera::ReExecute(argv);
@@ -480,14 +502,14 @@ int main(int argc, char** argv) {
     spdlog::error("{}", options.error().message);
     return 2;
   }
-  auto guard = GuardFrom(flags, *db_path);
-  if (!guard) {
-    spdlog::error("{}", guard.error().message);
+  auto access = AccessFrom(flags, *db_path);
+  if (!access) {
+    spdlog::error("{}", access.error().message);
     return 2;
   }
   for (const char* suffix : {"", "-wal", "-shm"}) {
     if (!db_path->empty()) ::chmod((*db_path + suffix).c_str(), 0600);  // made before 0600
   }
-  if (flags.store == "etcd") return ServeEtcd(flags, *options, signals, argv, *guard);
-  return ServeSqlite(flags, *db_path, *options, signals, *guard);
+  if (flags.store == "etcd") return ServeEtcd(flags, *options, signals, argv, *access);
+  return ServeSqlite(flags, *db_path, *options, signals, *access);
 }

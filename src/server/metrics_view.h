@@ -76,7 +76,7 @@ void WriteClusterGauges(const ClusterGauges& gauges, MetricsWriter& out);
 
 class MetricsView {
  public:
-  static constexpr std::size_t kJobsPerHold = 4096;
+  static constexpr std::size_t kJobsPerHold = 1024;
   MetricsView(ControllerCore& core,
               std::chrono::milliseconds min_gather_interval = std::chrono::milliseconds(1000))
       : core_(core), min_gather_interval_(min_gather_interval) {}

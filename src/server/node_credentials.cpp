@@ -1,17 +1,22 @@
 #include "server/node_credentials.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "server/secrets.h"
 
 namespace tessera {
+
+namespace {
+
+std::set<std::string> Digests(const std::vector<std::string>& tokens) {
+  std::set<std::string> out;
+  for (const auto& t : tokens) out.insert(Sha256Hex(t));
+  return out;
+}
+
+}  // namespace
 
 Result<std::vector<std::string>> ReadTokenLines(const std::string& path) {
   std::ifstream in(path);
@@ -27,39 +32,58 @@ Result<std::vector<std::string>> ReadTokenLines(const std::string& path) {
   return out;
 }
 
-Result<std::unique_ptr<NodeCredentials>> NodeCredentials::Open(
-    const std::string& path, const std::vector<std::string>& bootstrap_tokens) {
-  std::set<std::string> digests;
-  for (const auto& t : bootstrap_tokens) digests.insert(Sha256Hex(t));
-  std::unique_ptr<NodeCredentials> creds(new NodeCredentials(path, std::move(digests)));
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return IoError("cannot open " + path + ": " + std::strerror(errno));
-  ::fchmod(fd, 0600);
-  ::close(fd);
-  std::lock_guard lock(creds->mu_);
-  if (auto s = creds->CatchUpLocked(); !s) return std::unexpected(s.error());
-  return creds;
-}
-
-// The lines appended since the last read (by this controller, or by another one sharing the
-// state directory: an etcd standby that took over knows the nodes the old leader admitted).
-Status NodeCredentials::CatchUpLocked() const {
-  std::ifstream in(path_);
-  if (!in) return IoError("cannot read " + path_);
-  in.seekg(static_cast<std::streamoff>(read_bytes_));
+Result<std::vector<NodeCredentialRecord>> ReadLegacyCredentialFile(const std::string& path) {
+  std::error_code ec;
+  if (path.empty() || !std::filesystem::exists(path, ec))
+    return std::vector<NodeCredentialRecord>{};
+  std::ifstream in(path);
+  if (!in) return IoError("cannot read " + path);
+  std::map<std::string, std::string> last;
   std::string line;
   while (std::getline(in, line)) {
-    if (in.eof()) break;  // a line still being written: read it next time
-    read_bytes_ += line.size() + 1;
+    if (in.eof()) break;  // a line cut short by a crash mid-write: never acknowledged
     std::istringstream fields(line);
     std::string node, digest;
     if (!(fields >> node >> digest) || digest.size() != 64) {
       if (line.empty()) continue;
-      return InvalidArgument(path_ + ": expected 'node digest', got '" + line + "'");
+      return InvalidArgument(path + ": expected 'node digest', got '" + line + "'");
     }
-    BindLocked(node, digest);
+    last[node] = digest;
   }
+  std::vector<NodeCredentialRecord> out;
+  for (auto& [node, digest] : last) out.push_back({node, std::move(digest)});
+  return out;
+}
+
+NodeCredentials::NodeCredentials(const std::vector<std::string>& bootstrap_tokens)
+    : bootstrap_digests_(Digests(bootstrap_tokens)) {}
+
+Status NodeCredentials::Attach(Store& store, const std::string& legacy_file) {
+  auto stored = store.LoadNodeCredentials();
+  if (!stored) return std::unexpected(stored.error());
+  auto legacy = ReadLegacyCredentialFile(legacy_file);
+  if (!legacy) return std::unexpected(legacy.error());
+  std::lock_guard lock(mu_);
+  store_ = &store;
+  digest_of_node_.clear();
+  nodes_of_digest_.clear();
+  for (const auto& c : *stored) BindLocked(c.node, c.digest);
+  Change imported;
+  for (auto& c : *legacy) {
+    if (!digest_of_node_.contains(c.node)) imported.put_node_credentials.push_back(std::move(c));
+  }
+  if (imported.empty()) return {};
+  if (auto committed = store.Commit(imported); !committed)
+    return std::unexpected(committed.error());
+  for (const auto& c : imported.put_node_credentials) BindLocked(c.node, c.digest);
   return {};
+}
+
+void NodeCredentials::Detach() {
+  std::lock_guard lock(mu_);
+  store_ = nullptr;
+  digest_of_node_.clear();
+  nodes_of_digest_.clear();
 }
 
 bool NodeCredentials::IsBootstrapToken(std::string_view token) const {
@@ -71,20 +95,15 @@ std::set<std::string> NodeCredentials::NodesOf(std::string_view secret) const {
   const std::string digest = Sha256Hex(secret);
   std::lock_guard lock(mu_);
   auto it = nodes_of_digest_.find(digest);
-  if (it == nodes_of_digest_.end()) {
-    (void)CatchUpLocked();
-    it = nodes_of_digest_.find(digest);
-  }
   return it == nodes_of_digest_.end() ? std::set<std::string>{} : it->second;
 }
 
 bool NodeCredentials::HasCredential(const std::string& node) const {
   std::lock_guard lock(mu_);
-  if (!digest_of_node_.contains(node)) (void)CatchUpLocked();
   return digest_of_node_.contains(node);
 }
 
-void NodeCredentials::BindLocked(const std::string& node, const std::string& digest) const {
+void NodeCredentials::BindLocked(const std::string& node, const std::string& digest) {
   if (auto old = digest_of_node_.find(node); old != digest_of_node_.end()) {
     nodes_of_digest_[old->second].erase(node);
     if (nodes_of_digest_[old->second].empty()) nodes_of_digest_.erase(old->second);
@@ -98,13 +117,13 @@ Status NodeCredentials::Bind(const std::string& node, std::string_view secret) {
   std::lock_guard lock(mu_);
   if (auto it = digest_of_node_.find(node); it != digest_of_node_.end() && it->second == digest)
     return {};
-  const std::string line = node + " " + digest + "\n";
-  const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return IoError("cannot open " + path_ + ": " + std::strerror(errno));
-  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-  const bool synced = written && ::fdatasync(fd) == 0;
-  ::close(fd);
-  if (!synced) return IoError("cannot record the credential of " + node + " in " + path_);
+  if (store_ == nullptr)
+    return FailedPrecondition("cannot record the credential of " + node + ": not serving");
+  Change change;
+  change.put_node_credentials.push_back({node, digest});
+  if (auto committed = store_->Commit(change); !committed) {
+    return IoError("cannot record the credential of " + node + ": " + committed.error().message);
+  }
   BindLocked(node, digest);
   return {};
 }

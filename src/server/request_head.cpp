@@ -87,6 +87,8 @@ HeadParse ParseRequestHead(std::string_view buffer) {
       head.chunked = !EqualsIgnoreCase(value, "identity");
     } else if (EqualsIgnoreCase(name, "Expect")) {
       head.expects_continue = EqualsIgnoreCase(value, "100-continue");
+    } else if (EqualsIgnoreCase(name, "Authorization")) {
+      head.authorization = std::string(value);
     }
   }
   out.head = std::move(head);

@@ -24,8 +24,9 @@ struct RequestHead {
   bool expects_continue = false;   // Expect: 100-continue
   RouteClass route = RouteClass::kUser;
   std::string method;
-  std::string path;   // the target without its query
-  std::string query;  // after '?', undecoded; empty without one
+  std::string path;           // the target without its query
+  std::string query;          // after '?', undecoded; empty without one
+  std::string authorization;  // the Authorization header's value; empty without one
 };
 
 // nullopt while the head is incomplete; a head with an error message when it is malformed.

@@ -1,9 +1,10 @@
 #include "server/standby_server.h"
 
 #include <httplib.h>
-#include <sys/socket.h>
 
+#include "server/http_frontend.h"
 #include "spec/document.h"
+#include "spec/job_spec.h"
 
 namespace tessera {
 
@@ -28,18 +29,9 @@ Json StandbyError(const std::string& leader, const std::string& problem) {
   return {{"error", error}};
 }
 
-StandbyServer::StandbyServer(std::function<Result<Json>()> controllers)
-    : controllers_(std::move(controllers)), http_(std::make_unique<httplib::Server>()) {
-  http_->new_task_queue = [] { return new httplib::ThreadPool(8); };
-  http_->set_read_timeout(5, 0);
+StandbyServer::StandbyServer(std::function<Result<Json>()> controllers, const TlsContext* tls)
+    : controllers_(std::move(controllers)), tls_(tls), http_(std::make_unique<RoutedServer>()) {
   http_->set_keep_alive_timeout(1);
-  // SO_REUSEADDR, as the leader's front end (http_frontend.cpp) sets, not httplib's default
-  // SO_REUSEPORT: on winning, the front end binds this very port while the connections this
-  // server closed linger in TIME_WAIT, and Linux refuses a bind whose reuse flags differ.
-  http_->set_socket_options([](socket_t sock) {
-    const int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
   auto leader_and_problem = [this] {
     std::lock_guard lock(mu_);
     return std::pair(leader_, problem_);
@@ -85,17 +77,22 @@ void StandbyServer::SetLeader(const std::string& url, const std::string& problem
 }
 
 Result<int> StandbyServer::Bind(const std::string& host, int port) {
-  if (port == 0) {
-    const int bound = http_->bind_to_any_port(host);
-    if (bound <= 0) return IoError("cannot bind " + host + " on any port");
-    return bound;
-  }
-  if (!http_->bind_to_port(host, port))
-    return IoError("cannot bind " + host + ":" + std::to_string(port) + " (in use?)");
-  return port;
+  // A standby answers small requests at once: a few workers per class are plenty.
+  FrontendLimits limits;
+  limits.user_threads = 4;
+  limits.agent_threads = 8;
+  limits.long_poll_threads = 2;
+  limits.max_queued = 256;
+  limits.idle_timeout_ms = 1000;
+  limits.max_body_bytes = kMaxSpecBytes + 4096;  // as the leader: a 503 naming it, not a 413
+  front_ = std::make_unique<HttpFrontend>(*http_, limits, tls_);
+  return front_->Bind(host, port);
 }
 
-void StandbyServer::Serve() { http_->listen_after_bind(); }
-void StandbyServer::Stop() { http_->stop(); }
+void StandbyServer::Serve() { front_->Serve(); }
+void StandbyServer::Stop() {
+  if (front_) front_->Stop();
+}
+void StandbyServer::Close() { front_.reset(); }
 
 }  // namespace tessera

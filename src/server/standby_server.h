@@ -4,7 +4,11 @@
 // every other request a 503 whose error names the leader (also in the X-Tessera-Leader header),
 // so that agents and the CLI, given several controller URLs, go to it.
 //
-// Thread-safety: Set* and Stop may be called from any thread.
+// It is served by the controller's own front end (http_frontend.h), with TLS when the leader
+// has it: a standby speaks HTTPS like the leader it may become, with the same deadlines and
+// connection cap, so that clients and agents keep one scheme and one CA across a failover.
+//
+// Thread-safety: SetLeader and Stop may be called from any thread.
 #pragma once
 
 #include <functional>
@@ -15,16 +19,17 @@
 
 #include "core/status.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace tessera {
+
+class RoutedServer;
+class HttpFrontend;
+class TlsContext;
 
 class StandbyServer {
  public:
-  // `controllers` answers GET /v1/controllers (a JSON array, or an error).
-  explicit StandbyServer(std::function<Result<nlohmann::json>()> controllers);
+  // `controllers` answers GET /v1/controllers (a JSON array, or an error). With `tls`
+  // (outliving the server) it serves HTTPS only.
+  StandbyServer(std::function<Result<nlohmann::json>()> controllers, const TlsContext* tls);
   ~StandbyServer();
 
   // The leader's URL ("" when there is none) and why etcd fails ("" when it does not).
@@ -32,10 +37,15 @@ class StandbyServer {
   Result<int> Bind(const std::string& host, int port);
   void Serve();
   void Stop();
+  // After Serve() returned: closes every connection still open (a client kept alive on the
+  // standby reconnects, to the new leader).
+  void Close();
 
  private:
   std::function<Result<nlohmann::json>()> controllers_;
-  std::unique_ptr<httplib::Server> http_;
+  const TlsContext* tls_;
+  std::unique_ptr<RoutedServer> http_;
+  std::unique_ptr<HttpFrontend> front_;
   std::mutex mu_;
   std::string leader_;   // under mu_
   std::string problem_;  // under mu_

@@ -30,7 +30,17 @@ struct Completion {
   std::uint64_t epoch;
 };
 struct Reorder {};
-using Event = std::variant<Arrival, Completion, Reorder>;
+struct NodeDies {
+  NodeId node;
+};
+struct FailureDetected {
+  NodeId node;
+  Tick failed_at = 0;
+};
+struct NodeRepaired {
+  NodeId node;
+};
+using Event = std::variant<Arrival, Completion, Reorder, NodeDies, FailureDetected, NodeRepaired>;
 
 enum class Phase { kFuture, kPending, kRunning, kDone, kUnschedulable };
 
@@ -147,6 +157,17 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
     runs[i].remaining = std::max<Tick>(w.duration, 0);
     events.Push(w.submit, Arrival{i});
   }
+  for (const NodeFailure& f : options.node_failures) {
+    if (f.node.value >= static_cast<std::uint32_t>(cluster.node_count()) || f.time < 0 ||
+        options.failure_detect < 0) {
+      return InvalidArgument("replay: node_failures: node " + std::to_string(f.node.value) +
+                             " at " + std::to_string(f.time) + " ms is not a node of the cluster");
+    }
+    events.Push(f.time, NodeDies{f.node});
+    events.Push(f.time + options.failure_detect, FailureDetected{f.node, f.time});
+    if (f.repair < kNever && f.repair > options.failure_detect)
+      events.Push(f.time + f.repair, NodeRepaired{f.node});
+  }
   result.first_submit = jobs.empty() ? 0 : kNever;
   for (const auto& w : jobs) result.first_submit = std::min(result.first_submit, w.submit);
   result.checkpoint_interval = options.checkpoint_interval;
@@ -162,6 +183,13 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
     return interval > 0 ? LastCheckpointAt(started, now, interval) - started : now - started;
   };
   ClusterState state(cluster);
+  // Nodes dead and not yet detected: they still take work, but nothing of a job with a task
+  // there ends (its process there is gone) until the detection restarts it.
+  std::set<std::uint32_t> dead;
+  auto touches_dead = [&](const Placement& p) {
+    return std::any_of(p.begin(), p.end(),
+                       [&](const TaskPlacement& t) { return dead.contains(t.node.value); });
+  };
   std::vector<std::size_t> active;  // pending or running, by job index
   // Pending jobs are kept in the queue policy's order (their keys do not change while they
   // wait), so each cycle hands the scheduler a sorted queue instead of re-sorting it.
@@ -219,6 +247,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
       } else if (const auto* c = std::get_if<Completion>(&e.payload)) {
         auto& r = runs[c->job];
         if (r.phase != Phase::kRunning || r.epoch != c->epoch) continue;  // preempted since
+        if (touches_dead(r.placement)) continue;  // it cannot end: the detection restarts it
         state.Release(r.placement);
         r.attained_gpu_seconds += GpuMilliOf(r.placement) / 1000.0 * ToSeconds(now - r.started);
         r.phase = Phase::kDone;
@@ -228,6 +257,43 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
         result.jobs[c->job].finish = now;
         result.last_finish = std::max(result.last_finish, now);
         log(now, "finish " + jobs[c->job].name);
+      } else if (const auto* d = std::get_if<NodeDies>(&e.payload)) {
+        dead.insert(d->node.value);
+        log(now, "node " + cluster.node(d->node).name + " dies");
+      } else if (const auto* f = std::get_if<FailureDetected>(&e.payload)) {
+        // Every job with a task there is stopped and queued again (requeue recovery). Its rank 0
+        // checkpoints on SIGTERM, as the contract of docs/training-jobs.md asks, unless it died
+        // with the node: then the job keeps only its last periodic checkpoint before the
+        // failure (none without an interval: the run is lost).
+        for (std::size_t j : active) {
+          auto& r = runs[j];
+          const bool hit = std::any_of(r.placement.begin(), r.placement.end(),
+                                       [&](const TaskPlacement& t) { return t.node == f->node; });
+          if (r.phase != Phase::kRunning || !hit) continue;
+          const Tick ran = now - r.started;
+          const bool writer_lost = r.placement.front().node == f->node;
+          const Tick before = std::max(r.started, f->failed_at);
+          const Tick saved = !writer_lost ? ran
+                             : interval_of(j) > 0
+                                 ? LastCheckpointAt(r.started, before, interval_of(j)) - r.started
+                                 : 0;
+          r.remaining = std::max<Tick>(0, r.remaining - Shrink(saved, r.slowdown));
+          const double gpus_now = GpuMilliOf(r.placement) / 1000.0;
+          r.attained_gpu_seconds += gpus_now * ToSeconds(ran);
+          state.Release(r.placement);
+          meter.Hold(j, -1);
+          r.phase = Phase::kPending;
+          r.placement.clear();
+          ++r.epoch;
+          enqueue(j);
+          ++result.jobs[j].recoveries;
+          ++result.recoveries;
+          log(now, "recover " + jobs[j].name + " (node " + cluster.node(f->node).name + " lost)");
+        }
+        state.SetHealthy(f->node, false);
+        dead.erase(f->node.value);
+      } else if (const auto* rep = std::get_if<NodeRepaired>(&e.payload)) {
+        state.SetHealthy(rep->node, true);
       } else {
         queued_reorder = kNever;
       }

@@ -19,6 +19,16 @@
 
 namespace tessera {
 
+// A node that dies at `time` (its jobs' processes with it) and is back after `repair` (kNever:
+// not within the run). As live, the scheduler learns of it `ReplayOptions::failure_detect`
+// later (the heartbeat timeout): until then the node takes work, and no job with a task there
+// ends (its process there is gone); they hold their GPUs until the detection restarts them.
+struct NodeFailure {
+  Tick time = 0;
+  NodeId node;
+  Tick repair = kNever;
+};
+
 struct ReplayOptions {
   SchedulerConfig scheduler;
   std::uint64_t seed = 0;
@@ -47,6 +57,13 @@ struct ReplayOptions {
   // progresses at (w / n)^elastic_scaling times its nominal rate; 1 = linear (the default),
   // below 1 sub-linear. Sources: docs/elastic.md.
   double elastic_scaling = 1.0;
+  // Node failures (the controller's requeue recovery): at detection every job with a task on
+  // the node gives its GPUs back and waits in the queue again, a restart counted in
+  // `recoveries`. It keeps its work up to the stop (its rank 0 checkpoints on SIGTERM), unless
+  // its rank 0 was on the lost node: then only up to its last checkpoint before the failure
+  // (nothing without an interval).
+  std::vector<NodeFailure> node_failures;
+  Tick failure_detect = 0;
 };
 
 struct JobOutcome {
@@ -61,6 +78,7 @@ struct JobOutcome {
   int preemptions = 0;
   double gpu_seconds_lost = 0;  // to preemptions: work since the last checkpoint + restart cost
   int resizes = 0;
+  int recoveries = 0;  // restarts after a node failure
   bool unschedulable = false;
   std::string reason;  // why unschedulable
   // Where it ran last: the innermost topology level that holds all its tasks ("node", "leaf",
@@ -85,6 +103,7 @@ struct ReplayResult {
   double capacity_gpu_seconds = 0;  // healthy GPU-seconds over [first_submit, last_finish]
   std::int64_t preemptions = 0;
   std::int64_t resizes = 0;      // elastic jobs grown or shrunk while running
+  std::int64_t recoveries = 0;   // jobs restarted after a node failure (NodeFailure)
   double gpu_seconds_lost = 0;   // (work since last checkpoint + restart cost) × GPUs
   Tick checkpoint_interval = 0;  // ReplayOptions::checkpoint_interval
   // Every queue of the tree (the options' or one per user), with the share it received.

@@ -16,8 +16,8 @@ nlohmann::json Bins(const std::vector<std::optional<double>>& v) {
 }
 
 nlohmann::json DistJson(const Distribution& d) {
-  return {{"mean", d.mean}, {"p50", d.p50}, {"p95", d.p95}, {"p99", d.p99}, {"max", d.max},
-          {"count", d.count}};
+  return {{"mean", d.mean}, {"p50", d.p50}, {"p95", d.p95},
+          {"p99", d.p99},   {"max", d.max}, {"count", d.count}};
 }
 
 nlohmann::json Series(const std::vector<std::pair<double, double>>& s) {
@@ -114,7 +114,8 @@ nlohmann::json SummaryHead(const SummaryHeader& h, const Cluster& cluster) {
 
 nlohmann::json AllocationResultJson(const AllocationPolicyResult& r) {
   auto at = [&](int pct) {
-    return r.allocation_mean[pct] ? nlohmann::json(*r.allocation_mean[pct]) : nlohmann::json(nullptr);
+    return r.allocation_mean[pct] ? nlohmann::json(*r.allocation_mean[pct])
+                                  : nlohmann::json(nullptr);
   };
   return {{"policy", r.policy},
           {"seeds", r.seeds},
@@ -143,7 +144,8 @@ nlohmann::json ReplayResultJson(const ReplayResult& r) {
     }
     if (j.first_start >= 0) queue.push_back(ToSeconds(j.first_start - j.submit));
   }
-  const double ratio = r.capacity_gpu_seconds > 0 ? r.allocated_gpu_seconds / r.capacity_gpu_seconds : 0;
+  const double ratio =
+      r.capacity_gpu_seconds > 0 ? r.allocated_gpu_seconds / r.capacity_gpu_seconds : 0;
   std::map<std::string, JobStats> by_kind;
   for (const auto& j : r.jobs) by_kind[j.kind].Add(j);
   auto kinds = nlohmann::json::object();
@@ -160,6 +162,9 @@ nlohmann::json ReplayResultJson(const ReplayResult& r) {
       {"jobs",
        {{"submitted", r.jobs.size()}, {"finished", finished}, {"unschedulable", unschedulable}}},
       {"preemptions", r.preemptions},
+      {"resizes", r.resizes},
+      {"recoveries", r.recoveries},
+      {"allocated_gpu_hours", r.allocated_gpu_seconds / 3600.0},
       {"gpu_hours_lost_to_preemption", r.gpu_seconds_lost / 3600.0},
       {"checkpoint_interval_seconds", ToSeconds(r.checkpoint_interval)},
       {"queues", QueuesJson(r)},

@@ -34,6 +34,12 @@ Workload ToWorkload(const TraceJob& t, const Cluster& cluster, JobId id) {
     };
     w.groups.push_back({"worker", full, shape_for(per_node)});
     if (rest > 0) w.groups.push_back({"worker", 1, shape_for(rest)});
+    // An elastic range (generic CSV) applies to a gang of whole nodes only; a range that does
+    // not contain its size is left out, and the job keeps its size.
+    if (rest == 0 && t.min_workers > 0 && t.min_workers <= full && full <= t.max_workers) {
+      w.min_workers = t.min_workers;
+      w.max_workers = t.max_workers;
+    }
   } else {
     w.groups.push_back(
         {"worker", 1, TaskShape{t.cpu_milli, t.memory_mib, t.gpus, t.gpus > 0 ? t.gpu_milli : 0}});

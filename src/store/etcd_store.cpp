@@ -82,6 +82,15 @@ Result<StoreContents> EtcdStore::Load() {
   return out;
 }
 
+Result<std::vector<NodeCredentialRecord>> EtcdStore::LoadNodeCredentials() {
+  std::lock_guard lock(mu_);
+  std::vector<NodeCredentialRecord> out;
+  auto s = LoadRecords(client_, Key("credentials/", ""), NodeCredentialRecordFromJson,
+                       [&](NodeCredentialRecord r) { out.push_back(std::move(r)); });
+  if (!s) return std::unexpected(s.error());
+  return out;
+}
+
 Status EtcdStore::LoadLocked(StoreContents& out) {
   job_ids_.clear();
   job_names_.clear();
@@ -197,6 +206,8 @@ Status EtcdStore::Plan(const Change& change, Json& ops, std::vector<EventRecord>
   }
   for (const auto& n : change.put_nodes)
     ops.push_back(EtcdPut(Key("nodes/", n.name), RecordText(ToJson(n))));
+  for (const auto& c : change.put_node_credentials)
+    ops.push_back(EtcdPut(Key("credentials/", c.node), RecordText(ToJson(c))));
   const Tick now = NowMs();
   std::int64_t seq = last_seq_;
   for (const auto& e : change.events) {

@@ -57,6 +57,7 @@ class EtcdStore final : public Store {
 
   Result<StoreContents> Load() override;
   Result<std::vector<EventRecord>> Commit(const Change& change) override;
+  Result<std::vector<NodeCredentialRecord>> LoadNodeCredentials() override;
   Result<std::vector<EventRecord>> EventsSince(std::int64_t after, int limit) override;
   // A fenced txn that changes nothing but the commit token: whether commits go through again
   // (after a failure the controller is unready until one does).

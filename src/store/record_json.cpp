@@ -60,6 +60,8 @@ std::string RecordText(const Json& j) {
 
 Json ToJson(const QueueRecord& r) { return {{"name", r.name}, {"createdMs", r.created_ms}}; }
 
+Json ToJson(const NodeCredentialRecord& r) { return {{"node", r.node}, {"digest", r.digest}}; }
+
 Json ToJson(const JobRecord& r) {
   return {{"id", r.id},
           {"queue", r.queue},
@@ -137,6 +139,14 @@ Json ToJson(const EventRecord& r) {
           {"type", r.type},
           {"object", r.object},
           {"message", r.message}};
+}
+
+Result<NodeCredentialRecord> NodeCredentialRecordFromJson(const Json& j) {
+  NodeCredentialRecord r;
+  Fields f(j, "node credential");
+  f.Get("node", r.node);
+  f.Get("digest", r.digest);
+  return Finish(f, std::move(r));
 }
 
 Result<QueueRecord> QueueRecordFromJson(const Json& j) {

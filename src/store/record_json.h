@@ -15,6 +15,7 @@ nlohmann::json ToJson(const UnitRecord& r);
 nlohmann::json ToJson(const TaskRecord& r);
 nlohmann::json ToJson(const NodeRecord& r);
 nlohmann::json ToJson(const EventRecord& r);
+nlohmann::json ToJson(const NodeCredentialRecord& r);
 
 // Each fails with the field that is missing or of the wrong type.
 Result<QueueRecord> QueueRecordFromJson(const nlohmann::json& j);
@@ -23,6 +24,7 @@ Result<UnitRecord> UnitRecordFromJson(const nlohmann::json& j);
 Result<TaskRecord> TaskRecordFromJson(const nlohmann::json& j);
 Result<NodeRecord> NodeRecordFromJson(const nlohmann::json& j);
 Result<EventRecord> EventRecordFromJson(const nlohmann::json& j);
+Result<NodeCredentialRecord> NodeCredentialRecordFromJson(const nlohmann::json& j);
 
 // Compact JSON text; invalid UTF-8 in a string is replaced rather than thrown on.
 std::string RecordText(const nlohmann::json& j);

@@ -120,6 +120,13 @@ struct NodeRecord {
   std::string message;
 };
 
+// A node's agent credential, as its SHA-256 digest (the secret itself is never stored): kept by
+// the store so that a restarted or newly elected controller still knows every node.
+struct NodeCredentialRecord {
+  std::string node;
+  std::string digest;  // 64 hex digits
+};
+
 struct EventRecord {
   std::int64_t seq = 0;  // assigned by the store, strictly increasing
   Tick time_ms = 0;
@@ -146,11 +153,12 @@ struct Change {
   std::vector<UnitRecord> put_units;
   std::vector<TaskRecord> put_tasks;  // live tasks claim their GPUs; ended ones release them
   std::vector<NodeRecord> put_nodes;
+  std::vector<NodeCredentialRecord> put_node_credentials;  // insert or replace by node
   std::vector<EventRecord> events;  // appended; seq and (when 0) time are filled in
 
   bool empty() const {
     return put_queues.empty() && put_jobs.empty() && delete_jobs.empty() && put_units.empty() &&
-           put_tasks.empty() && put_nodes.empty() && events.empty();
+           put_tasks.empty() && put_nodes.empty() && put_node_credentials.empty() && events.empty();
   }
 };
 

@@ -101,6 +101,9 @@ CREATE TABLE IF NOT EXISTS nodes(
   message TEXT NOT NULL,
   topology TEXT NOT NULL DEFAULT '{}',
   cordoned INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS node_credentials(
+  node TEXT PRIMARY KEY,
+  digest TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS events(
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   time_ms INTEGER NOT NULL,
@@ -354,7 +357,7 @@ Status SqliteStore::CreateSchema() {
   }
   // Older stores lack the columns added since (CREATE TABLE IF NOT EXISTS leaves their tables
   // as they are): version 1 jobs.held, versions 1 and 2 nodes.topology, 1 to 3 nodes.cordoned,
-  // 1 to 4 units.resize, 1 to 5 tasks.oversold.
+  // 1 to 4 units.resize, 1 to 6 tasks.oversold.
   std::vector<const char*> upgrades;
   if (from_version == 1)
     upgrades.push_back("ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0");
@@ -364,7 +367,7 @@ Status SqliteStore::CreateSchema() {
     upgrades.push_back("ALTER TABLE nodes ADD COLUMN cordoned INTEGER NOT NULL DEFAULT 0");
   if (from_version >= 1 && from_version <= 4 && !TableHasColumn("units", "resize"))
     upgrades.push_back("ALTER TABLE units ADD COLUMN resize TEXT NOT NULL DEFAULT ''");
-  if (from_version >= 1 && from_version <= 5 && !TableHasColumn("tasks", "oversold"))
+  if (from_version >= 1 && from_version <= 6 && !TableHasColumn("tasks", "oversold"))
     upgrades.push_back("ALTER TABLE tasks ADD COLUMN oversold INTEGER NOT NULL DEFAULT 0");
   for (const char* sql : upgrades) {
     if (auto s = Exec(sql); !s) {
@@ -603,6 +606,11 @@ Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& 
     Stmt st(statements_, db_, "DELETE FROM jobs WHERE id = ?");
     if (!st.Int(1, id).Run()) return StatementError(st, "job " + std::to_string(id));
   }
+  for (const auto& c : change.put_node_credentials) {
+    Stmt st(statements_, db_, "INSERT OR REPLACE INTO node_credentials(node, digest) VALUES(?, ?)");
+    if (!st.Text(1, c.node).Text(2, c.digest).Run())
+      return StatementError(st, "the credential of node " + c.node);
+  }
   for (const auto& n : change.put_nodes) {
     Stmt st(statements_, db_,
             "INSERT OR REPLACE INTO nodes(name, address, agent_url, gpu_model, gpu_count, "
@@ -628,6 +636,15 @@ Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& 
     events.push_back(std::move(rec));
   }
   return {};
+}
+
+Result<std::vector<NodeCredentialRecord>> SqliteStore::LoadNodeCredentials() {
+  std::lock_guard lock(mu_);
+  std::vector<NodeCredentialRecord> out;
+  Stmt st(statements_, db_, "SELECT node, digest FROM node_credentials ORDER BY node");
+  while (st.Next()) out.push_back({st.ColText(0), st.ColText(1)});
+  if (!st.ok()) return StatementError(st, "loading node credentials");
+  return out;
 }
 
 Result<std::vector<EventRecord>> SqliteStore::EventsSince(std::int64_t after, int limit) {

@@ -30,8 +30,9 @@ namespace tessera {
 
 class SqliteStore final : public Store {
  public:
-  // 2: jobs.held; 3: nodes.topology; 4: nodes.cordoned; 5: units.resize; 6: tasks.oversold
-  static constexpr int kSchemaVersion = 6;
+  // 2: jobs.held; 3: nodes.topology; 4: nodes.cordoned; 5: units.resize; 6: node_credentials;
+  // 7: tasks.oversold
+  static constexpr int kSchemaVersion = 7;
 
   struct Options {
     bool read_only = false;              // no lock, no writes (inspection, tests)
@@ -46,6 +47,7 @@ class SqliteStore final : public Store {
 
   Result<StoreContents> Load() override;
   Result<std::vector<EventRecord>> Commit(const Change& change) override;
+  Result<std::vector<NodeCredentialRecord>> LoadNodeCredentials() override;
   Result<std::vector<EventRecord>> EventsSince(std::int64_t after, int limit) override;
   Status Probe() override;
 

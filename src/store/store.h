@@ -1,5 +1,5 @@
 // The durable-state interface of the controller. One implementation per backend: SqliteStore
-// (embedded, the default) now; etcd later, for several controllers. A Commit that returns
+// (embedded, the default) and EtcdStore (several controllers, one leads). A Commit that returns
 // success is durable: it survives a kill -9 of the process and a power cut (as far as the
 // disk honours fsync). Thread-safety: implementations serialise calls internally.
 #pragma once
@@ -23,6 +23,9 @@ class Store {
   // Fails without applying anything when a constraint would break: kAlreadyExists for a job
   // name taken in its queue, kFailedPrecondition for a GPU claimed twice, kIo otherwise.
   virtual Result<std::vector<EventRecord>> Commit(const Change& change) = 0;
+
+  // Every node's credential digest (Change::put_node_credentials), by node name.
+  virtual Result<std::vector<NodeCredentialRecord>> LoadNodeCredentials() = 0;
 
   // Events with seq > `after`, oldest first, at most `limit`.
   virtual Result<std::vector<EventRecord>> EventsSince(std::int64_t after, int limit) = 0;

@@ -1,7 +1,9 @@
 // The agent's pure parts: the simulated GPU inventory, GPU model names from NVML device names,
 // argv (no shell unless asked) and the distributed-training environment of each process; and
 // real launches: process group or session, log file under the state directory, exit code, and
-// what a task inherits from the agent (signal mask and dispositions, descriptors, PATH).
+// what a task inherits from the agent (signal mask and dispositions, descriptors, PATH); and
+// `tessera exec` sessions (exec_session.h): stdout and stderr apart, stdin, the exit code, and
+// more output than the session buffers, read through its offsets.
 #include "agent/launcher.h"
 
 #include <fcntl.h>
@@ -16,6 +18,7 @@
 #include <map>
 #include <sstream>
 
+#include "agent/exec_session.h"
 #include "agent/gpu_inventory.h"
 
 namespace tessera {
@@ -268,9 +271,9 @@ TEST(LauncherTest, ASingleProcessTaskStartsCleanInItsOwnSession) {
 // Isolation (agent/task_isolation.h): Kubernetes' CPU request to shares to runc's v2 weight;
 // oversold tasks get the BestEffort weight.
 TEST(IsolationTest, CpuWeightFollowsTheRequestAndOversoldGetsTheLeast) {
-  EXPECT_EQ(CpuWeightFor(1000, false), 39);   // 1024 shares
-  EXPECT_EQ(CpuWeightFor(4000, false), 157);  // 4096 shares
-  EXPECT_EQ(CpuWeightFor(0, false), 1);       // at least 2 shares
+  EXPECT_EQ(CpuWeightFor(1000, false), 39);       // 1024 shares
+  EXPECT_EQ(CpuWeightFor(4000, false), 157);      // 4096 shares
+  EXPECT_EQ(CpuWeightFor(0, false), 1);           // at least 2 shares
   EXPECT_EQ(CpuWeightFor(256000, false), 10000);  // the most shares: the most weight
   EXPECT_EQ(CpuWeightFor(4000, true), 1);
 }
@@ -327,6 +330,74 @@ TEST(IsolationTest, LaunchReportsWhatIsolationWasNotPossible) {
             "possible: simulated GPUs (no CUDA device to share)");
   for (pid_t pid : launched->pids) waitpid(pid, nullptr, 0);
   std::filesystem::remove_all(state);
+}
+
+// Reads `s` to its end as the CLI does (offsets acknowledging what was read), reaping its command
+// as the agent's monitor would.
+ExecOutput ReadAll(ExecSession& s, std::string* out, std::string* err) {
+  ExecOutput r;
+  std::int64_t o = 0, e = 0;
+  bool reaped = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!r.done && std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (!reaped && ::waitpid(s.pid(), &status, WNOHANG) == s.pid()) {
+      s.Exited(status);
+      reaped = true;
+    }
+    r = s.Read(o, e, std::chrono::milliseconds(50));
+    *out += r.out;
+    *err += r.err;
+    o = r.out_end;
+    e = r.err_end;
+  }
+  return r;
+}
+
+ExecCommand Shell(const std::string& script, const std::string& dir) {
+  ExecCommand c;
+  c.argv = {"/bin/sh", "-c", script};
+  c.env = {"PATH=/usr/bin:/bin", "GREETING=hi"};
+  c.work_dir = dir;
+  c.stdin_open = true;
+  return c;
+}
+
+TEST(ExecSessionTest, OutputApartStdinAndExitCode) {
+  const std::string dir = std::filesystem::temp_directory_path();
+  auto s = ExecSession::Start(
+      Shell("read line; echo \"$GREETING $line $(pwd)\"; echo oops >&2; exit 7", dir), 1, "u");
+  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_TRUE((*s)->Write("there\n"));
+  (*s)->CloseStdin();
+  std::string out, err;
+  const ExecOutput r = ReadAll(**s, &out, &err);
+  EXPECT_TRUE(r.done);
+  EXPECT_EQ(r.exit_code, 7);
+  EXPECT_EQ(out, "hi there " + dir + "\n");
+  EXPECT_EQ(err, "oops\n");
+}
+
+TEST(ExecSessionTest, MoreOutputThanTheBufferArrivesWhole) {
+  // 3 MiB through a 1 MiB buffer: the command waits while the reader is behind.
+  auto s = ExecSession::Start(Shell("head -c 3145728 /dev/zero | tr '\\0' x", "/"), 1, "u");
+  ASSERT_TRUE(s) << s.error().message;
+  std::string out, err;
+  const ExecOutput r = ReadAll(**s, &out, &err);
+  EXPECT_TRUE(r.done);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(out.size(), 3145728u);
+  EXPECT_EQ(out.find_first_not_of('x'), std::string::npos);
+}
+
+TEST(ExecSessionTest, AMissingCommandIsAnErrorNamingIt) {
+  ExecCommand c = Shell("", "/");
+  c.argv = {"no-such-command-anywhere"};
+  auto s = ExecSession::Start(c, 1, "u");
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("exec no-such-command-anywhere"), std::string::npos)
+      << s.error().message;
+  ::waitpid(-1, nullptr, WNOHANG);
 }
 
 }  // namespace

@@ -1,6 +1,14 @@
 #include "gateway/service_routes.h"
 
 #include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "gateway/controller_watcher.h"
 #include "gateway/replica_monitor.h"
@@ -171,6 +179,88 @@ TEST(KvEventMessages, ParseTheEnginesStream) {
   EXPECT_EQ(events[1].block, 18446744073709551615ull);
   EXPECT_EQ(events[3].kind, serve::KvEvent::Kind::kRemoved);
   EXPECT_TRUE(ParseKvEventMessage("not json").empty());
+}
+
+// A controller for discovery on 127.0.0.1: a leader with one InferenceService, or a standby
+// refusing with 503 and naming the leader (server/standby_server.h's answer).
+class FakeController {
+ public:
+  explicit FakeController(std::string leader = "") : leader_(std::move(leader)) {
+    if (!leader_.empty()) {
+      server_.Get(R"(/.*)", [this](const httplib::Request&, httplib::Response& res) {
+        ++requests;
+        res.status = 503;
+        res.set_content(R"({"error": {"code": "Unavailable", "message": "a standby", "leader": ")" +
+                            leader_ + R"("}})",
+                        "application/json");
+      });
+    } else {
+      server_.Get("/v1/nodes", [this](const httplib::Request&, httplib::Response& res) {
+        ++requests;
+        res.set_content(R"({"nodes": [{"name": "node-0", "address": "10.0.0.1"}]})",
+                        "application/json");
+      });
+      server_.Get("/v1/jobs", [](const httplib::Request&, httplib::Response& res) {
+        res.set_content(
+            R"({"jobs": [{"kind": "InferenceService", "queue": "nlp", "name": "chat"}]})",
+            "application/json");
+      });
+      server_.Get("/v1/jobs/nlp/chat", [](const httplib::Request&, httplib::Response& res) {
+        res.set_content(R"({"kind": "InferenceService", "queue": "nlp", "name": "chat",
+                            "taskList": [{"state": "Running", "node": "node-0", "rank": 0,
+                                          "masterPort": 20100}]})",
+                        "application/json");
+      });
+      server_.Get("/v1/events", [](const httplib::Request&, httplib::Response& res) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        res.set_content(R"({"events": [], "lastSeq": 1, "next": 1})", "application/json");
+      });
+    }
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~FakeController() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::atomic<int> requests{0};
+
+ private:
+  std::string leader_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST(ControllerWatcher, FollowsTheLeaderAStandbyNamesPastADeadUrl) {
+  FakeController leader;
+  FakeController standby(leader.url());
+  // A URL nobody listens on, then the standby: the leader is known only from its answer.
+  const int dead = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(dead, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);  // never listens
+  socklen_t len = sizeof addr;
+  ::getsockname(dead, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int dead_port = ntohs(addr.sin_port);
+  auto urls =
+      ControllerUrls::Parse("http://127.0.0.1:" + std::to_string(dead_port) + "," + standby.url());
+  ASSERT_TRUE(urls.has_value());
+  ServiceRegistry registry{EngineProfile{}};
+  ControllerWatcher watcher(std::move(*urls), registry, {}, 1);
+  for (int i = 0; i < 100 && registry.All().empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(registry.All().size(), 1u);
+  EXPECT_EQ(registry.All()[0]->config().name, "nlp/chat");
+  EXPECT_EQ(registry.All()[0]->config().backends,
+            std::vector<std::string>{"http://10.0.0.1:20100"});
+  EXPECT_EQ(watcher.current_url(), leader.url());
+  EXPECT_GE(standby.requests.load(), 1);
+  EXPECT_GE(leader.requests.load(), 1);
+  ::close(dead);
 }
 
 }  // namespace

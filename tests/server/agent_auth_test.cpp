@@ -7,7 +7,11 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "server/live_harness.h"
+#include "server/secrets.h"
 
 namespace tessera::testing {
 namespace {
@@ -136,10 +140,26 @@ TEST_F(AgentAuthTest, AgentKeepsItsCredentialAcrossAControllerRestart) {
   ASSERT_TRUE(WaitFor([&] { return Credential(c_, 0).size() == 64; }, 5)) << c_.Logs();
   const std::string before = Credential(c_, 0);
   ASSERT_EQ(before.size(), 64u);
+  // The digests are in the store (a table of tesserad.db), not in a file beside it.
+  EXPECT_FALSE(std::filesystem::exists(c_.dir() + "/node-credentials"));
+  // An earlier version's file beside the database: its nodes are imported on the restart.
+  const std::string legacy(64, 'e');
+  std::ofstream(c_.dir() + "/node-credentials") << "legacy-0 " << Sha256Hex(legacy) << "\n";
   c_.KillController();
   c_.StartController();
   ASSERT_TRUE(c_.WaitForReadyNodes(2)) << c_.Logs();
   EXPECT_EQ(Credential(c_, 0), before);  // heartbeats resumed with the same credential
+  // The restarted controller knows node-0's credential: the bootstrap token cannot take it.
+  auto taken = c_.Call("POST", "/v1/agents/register", "", RegistrationOf("node-0"),
+                       {{"X-Tessera-Bootstrap-Token", LiveCluster::kBootstrapToken}});
+  EXPECT_EQ(taken.status, 401) << taken.body;
+  EXPECT_NE(taken.body.find("credential of its own"), std::string::npos) << taken.body;
+  auto imported = c_.Call("POST", "/v1/agents/register", legacy, RegistrationOf("legacy-0"));
+  EXPECT_EQ(imported.status, 200) << imported.body;
+  auto bootstrap = c_.Call("POST", "/v1/agents/register", "", RegistrationOf("legacy-0"),
+                           {{"X-Tessera-Bootstrap-Token", LiveCluster::kBootstrapToken}});
+  EXPECT_EQ(bootstrap.status, 401) << bootstrap.body;
+  EXPECT_NE(bootstrap.body.find("credential of its own"), std::string::npos) << bootstrap.body;
 }
 
 }  // namespace

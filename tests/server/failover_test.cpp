@@ -1,19 +1,24 @@
 // ctest-labels: integration ha
 // Failover of controllers on etcd, end to end: `tessera up --store etcd --controllers 2` (a
-// real 3-member etcd cluster on loopback, two tesserads, two agents with simulated GPUs).
+// real 3-member etcd cluster on loopback, two tesserads, two agents with simulated GPUs), every
+// controller, leader or standby, on HTTPS with tessera up's CA and its admin token:
 //  - kill -9 of the leader during a burst of submissions from several clients while a gang
 //    runs: every acknowledged submission is present once, the gang's tasks are re-adopted (same
 //    attempt and pids, no restart), no GPU is bound twice, and a job submitted after the kill is
 //    accepted by the new leader and its process is running within 5 s of the kill;
 //  - one etcd member killed, or hung: nothing happens (the same leader acknowledges on);
 //  - etcd's quorum lost: no controller acknowledges, healthz says why, and submissions are
-//    acknowledged again once it returns.
+//    acknowledged again once it returns;
+//  - the CLI finds the new leader over HTTPS through --state, and a standby refuses plain HTTP;
+//  - `tessera up` on the same state, without --store, brings the etcd cluster back (and
+//    refuses --store sqlite there).
 #include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <atomic>
 #include <cctype>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -33,12 +38,23 @@ std::string BatchJob(const std::string& name, int gpus, const std::string& secon
          seconds + "\"]}\n";
 }
 
+// A client of one controller over HTTPS, checked against `ca`, presenting `token`.
+std::unique_ptr<httplib::Client> ClientOf(const std::string& url, const std::string& token,
+                                          const std::string& ca) {
+  auto c = std::make_unique<httplib::Client>(url);
+  c->set_ca_cert_path(ca);
+  if (!token.empty()) c->set_bearer_token_auth(token);
+  c->set_connection_timeout(1, 0);
+  c->set_read_timeout(10, 0);
+  return c;
+}
+
 // Talks to whichever controller leads: a refused connection or a standby's 503 moves on.
 class Follower {
  public:
-  // `token`: tessera up's admin token (authentication is on by default).
-  Follower(std::vector<std::string> urls, std::string token)
-      : urls_(std::move(urls)), token_(std::move(token)) {}
+  // `token`: tessera up's admin token (authentication is on by default); `ca`: its CA.
+  Follower(std::vector<std::string> urls, std::string token, std::string ca)
+      : urls_(std::move(urls)), token_(std::move(token)), ca_(std::move(ca)) {}
   enum class Outcome { kAcknowledged, kRefused, kUnknown };
   // POST /v1/jobs until acknowledged (201), refused for good, or `seconds` pass.
   Outcome Submit(const std::string& spec, const std::string& query, double seconds,
@@ -47,11 +63,8 @@ class Follower {
         Clock::now() + std::chrono::milliseconds(static_cast<long>(seconds * 1000));
     bool sent_unanswered = false;
     while (Clock::now() < deadline) {
-      httplib::Client c(urls_[current_ % urls_.size()]);
-      c.set_bearer_token_auth(token_);
-      c.set_connection_timeout(1, 0);
-      c.set_read_timeout(10, 0);
-      auto r = c.Post("/v1/jobs" + query, spec, "application/yaml");
+      auto c = ClientOf(urls_[current_ % urls_.size()], token_, ca_);
+      auto r = c->Post("/v1/jobs" + query, spec, "application/yaml");
       if (status != nullptr) *status = r ? r->status : 0;
       if (r && r->status == 201) return Outcome::kAcknowledged;
       // 409 after an unanswered try: the first one may have committed it.
@@ -68,11 +81,8 @@ class Follower {
     const auto deadline =
         Clock::now() + std::chrono::milliseconds(static_cast<long>(seconds * 1000));
     while (Clock::now() < deadline) {
-      httplib::Client c(urls_[current_ % urls_.size()]);
-      c.set_bearer_token_auth(token_);
-      c.set_connection_timeout(1, 0);
-      c.set_read_timeout(10, 0);
-      auto r = c.Get(path);
+      auto c = ClientOf(urls_[current_ % urls_.size()], token_, ca_);
+      auto r = c->Get(path);
       if (r && r->status == 200) return Json::parse(r->body, nullptr, false);
       if (r && r->status != 503) return Json();
       ++current_;
@@ -84,6 +94,7 @@ class Follower {
  private:
   std::vector<std::string> urls_;
   std::string token_;
+  std::string ca_;
   std::size_t current_ = 0;
 };
 
@@ -106,6 +117,8 @@ class FailoverTest : public ::testing::Test {
       start = end + 1;
     }
     ASSERT_EQ(urls_.size(), 2u) << list;
+    for (const auto& u : urls_) ASSERT_EQ(u.rfind("https://", 0), 0u) << list;
+    ca_ = state_.path() + "/tls/ca.crt";
     token_ = ReadFile(state_.path() + "/auth/admin.token");
     while (!token_.empty() && std::isspace(static_cast<unsigned char>(token_.back())))
       token_.pop_back();
@@ -116,11 +129,10 @@ class FailoverTest : public ::testing::Test {
   // The leader's {url, pid}, as the controllers list it.
   Json Leader() {
     for (const auto& u : urls_) {
-      httplib::Client c(u);
-      c.set_bearer_token_auth(token_);
-      c.set_connection_timeout(0, 300'000);
-      c.set_read_timeout(3, 0);
-      auto r = c.Get("/v1/controllers");
+      auto c = ClientOf(u, token_, ca_);
+      c->set_connection_timeout(0, 300'000);
+      c->set_read_timeout(3, 0);
+      auto r = c->Get("/v1/controllers");
       if (!r || r->status != 200) continue;
       const Json doc = Json::parse(r->body, nullptr, false);
       if (!doc.is_object()) continue;
@@ -133,10 +145,10 @@ class FailoverTest : public ::testing::Test {
     return std::stoi(ReadFile(state_.path() + "/etcd/m" + std::to_string(i) + ".pid"));
   }
   int Health(const std::string& url, std::string* body) {
-    httplib::Client c(url);
-    c.set_connection_timeout(0, 300'000);
-    c.set_read_timeout(3, 0);
-    auto r = c.Get("/v1/healthz");
+    auto c = ClientOf(url, "", ca_);
+    c->set_connection_timeout(0, 300'000);
+    c->set_read_timeout(3, 0);
+    auto r = c->Get("/v1/healthz");
     if (body != nullptr) *body = r ? r->body : "";
     return r ? r->status : 0;
   }
@@ -144,13 +156,14 @@ class FailoverTest : public ::testing::Test {
   Watchdog watchdog_{std::chrono::seconds(90), "FailoverTest"};
   TempDir state_{"tessera-failover"};
   std::string token_;  // tessera up's admin token
+  std::string ca_;     // tessera up's CA
   std::string tessera_;
   std::vector<std::string> urls_;
   bool up_ = false;
 };
 
 TEST_F(FailoverTest, KillingTheLeaderLosesNoAcknowledgedJobAndReadoptsTheGang) {
-  Follower api(urls_, token_);
+  Follower api(urls_, token_, ca_);
   ASSERT_EQ(api.Submit("apiVersion: tessera/v1\nkind: TrainingJob\nmetadata: {name: gang}\n"
                        "spec: {workers: 2, gpusPerWorker: 2, command: [sleep, \"120\"]}\n",
                        "", 10),
@@ -180,7 +193,7 @@ TEST_F(FailoverTest, KillingTheLeaderLosesNoAcknowledgedJobAndReadoptsTheGang) {
   std::vector<std::thread> clients;
   for (int c = 0; c < kClients; ++c) {
     clients.emplace_back([&, c] {
-      Follower mine(urls_, token_);
+      Follower mine(urls_, token_, ca_);
       for (int i = 0; i < kPerClient; ++i) {
         const std::string name = "s-" + std::to_string(c) + "-" + std::to_string(i);
         const auto outcome = mine.Submit(BatchJob(name, 1, "1"), "?hold=true", 20);
@@ -195,7 +208,7 @@ TEST_F(FailoverTest, KillingTheLeaderLosesNoAcknowledgedJobAndReadoptsTheGang) {
   ASSERT_EQ(::kill(old_leader["pid"].get<int>(), SIGKILL), 0);
   const auto killed = Clock::now();
   // A job submitted after the kill is accepted by the new leader and runs within 5 s.
-  Follower after_api(urls_, token_);
+  Follower after_api(urls_, token_, ca_);
   ASSERT_EQ(after_api.Submit(BatchJob("after", 1, "120"), "", 5), Follower::Outcome::kAcknowledged);
   const auto accepted = Clock::now();
   Json after;
@@ -218,6 +231,11 @@ TEST_F(FailoverTest, KillingTheLeaderLosesNoAcknowledgedJobAndReadoptsTheGang) {
   const Json new_leader = Leader();
   ASSERT_TRUE(new_leader.is_object());
   EXPECT_NE(new_leader["url"], old_leader["url"]);
+  // The CLI, given only --state, follows the leader over HTTPS (tessera.config: CA, token).
+  auto listed =
+      RunCommand({tessera_, "get", "controllers", "-o", "json", "--state", state_.path()}, 20);
+  ASSERT_EQ(listed.exit_code, 0) << listed.out << listed.err;
+  EXPECT_NE(listed.out.find(new_leader["url"].get<std::string>()), std::string::npos) << listed.out;
   // Every acknowledged submission is there, once.
   const Json jobs = api.Get("/v1/jobs?limit=0");
   std::map<std::string, int> seen;
@@ -259,8 +277,18 @@ TEST_F(FailoverTest, KillingTheLeaderLosesNoAcknowledgedJobAndReadoptsTheGang) {
 TEST_F(FailoverTest, OneEtcdMemberKilledChangesNothing) {
   const Json leader = Leader();
   ASSERT_TRUE(leader.is_object()) << ReadFile(state_.path() + "/endpoint");
+  // The standby speaks HTTPS too: healthz over TLS says standby, plain HTTP gets nothing.
+  const std::string standby = urls_[0] == leader["url"] ? urls_[1] : urls_[0];
+  std::string body;
+  EXPECT_EQ(Health(standby, &body), 503);
+  EXPECT_NE(body.find("\"standby\""), std::string::npos) << body;
+  httplib::Client plain("http://" + standby.substr(std::string("https://").size()));
+  plain.set_connection_timeout(1, 0);
+  plain.set_read_timeout(2, 0);
+  auto r = plain.Get("/v1/healthz");
+  EXPECT_TRUE(!r || r->status != 503) << "plain HTTP answered by a standby";
   ::kill(EtcdMember(0), SIGKILL);  // the first endpoint: the one every controller talks to
-  Follower api(urls_, token_);
+  Follower api(urls_, token_, ca_);
   for (int i = 0; i < 20; ++i) {
     int status = 0;
     EXPECT_EQ(api.Submit(BatchJob("m-" + std::to_string(i), 0, "1"), "?hold=true", 5, &status),
@@ -269,7 +297,6 @@ TEST_F(FailoverTest, OneEtcdMemberKilledChangesNothing) {
   }
   const Json still = Leader();
   EXPECT_EQ(still, leader) << "the leader changed: " << still.dump();
-  std::string body;
   EXPECT_EQ(Health(leader["url"], &body), 200) << body;
 }
 
@@ -277,7 +304,7 @@ TEST_F(FailoverTest, OneEtcdMemberHungChangesNothing) {
   const Json leader = Leader();
   ASSERT_TRUE(leader.is_object());
   ::kill(EtcdMember(0), SIGSTOP);  // answers nothing, connections hang: worse than dead
-  Follower api(urls_, token_);
+  Follower api(urls_, token_, ca_);
   for (int i = 0; i < 20; ++i) {
     int status = 0;
     EXPECT_EQ(api.Submit(BatchJob("h-" + std::to_string(i), 0, "1"), "?hold=true", 5, &status),
@@ -290,7 +317,7 @@ TEST_F(FailoverTest, OneEtcdMemberHungChangesNothing) {
 }
 
 TEST_F(FailoverTest, LosingQuorumStopsAcknowledgementsUntilItReturns) {
-  Follower api(urls_, token_);
+  Follower api(urls_, token_, ca_);
   ASSERT_EQ(api.Submit(BatchJob("before", 0, "1"), "?hold=true", 5),
             Follower::Outcome::kAcknowledged);
   // Two of three members stop answering (SIGSTOP): no quorum.
@@ -328,6 +355,29 @@ TEST_F(FailoverTest, LosingQuorumStopsAcknowledgementsUntilItReturns) {
   for (const auto& j : jobs["jobs"]) names.insert(j.value("name", ""));
   EXPECT_TRUE(names.contains("before"));
   EXPECT_TRUE(names.contains("after"));
+}
+
+TEST_F(FailoverTest, UpOnTheSameStatePicksEtcdAgain) {
+  Follower api(urls_, token_, ca_);
+  ASSERT_EQ(api.Submit(BatchJob("kept", 0, "1"), "?hold=true", 5),
+            Follower::Outcome::kAcknowledged);
+  ASSERT_EQ(RunCommand({tessera_, "down", "--state", state_.path()}, 60).exit_code, 0);
+  up_ = false;
+  auto sqlite = RunCommand({tessera_, "up", "--state", state_.path(), "--store", "sqlite"}, 20);
+  EXPECT_NE(sqlite.exit_code, 0);
+  EXPECT_NE(sqlite.err.find("keeps its state in etcd"), std::string::npos) << sqlite.err;
+  auto again = RunCommand(
+      {tessera_, "up", "--state", state_.path(), "--agents", "2", "--gpus", "4xH100"}, 60);
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  up_ = true;
+  auto listed =
+      RunCommand({tessera_, "get", "controllers", "-o", "json", "--state", state_.path()}, 20);
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  const Json controllers = Json::parse(listed.out, nullptr, false);
+  ASSERT_TRUE(controllers.is_array()) << listed.out;
+  EXPECT_EQ(controllers.size(), 2u) << listed.out;
+  auto job = RunCommand({tessera_, "get", "jobs", "--state", state_.path()}, 20);
+  EXPECT_NE(job.out.find("kept"), std::string::npos) << job.out << job.err;
 }
 
 }  // namespace

@@ -26,6 +26,13 @@
 
 namespace tessera::testing {
 
+// Over HTTPS a request to a process the test killed may write to a closed socket (OpenSSL
+// writes with write(2)): an error for that request, not SIGPIPE for the whole test.
+inline const bool kSigpipeIgnored = [] {
+  ::signal(SIGPIPE, SIG_IGN);
+  return true;
+}();
+
 // Where tesserad, tessera-agent and tessera are: $TESSERA_BIN_DIR, else the directory of the
 // test executable itself (CMake puts them side by side).
 inline std::string BinDir() {

@@ -2,7 +2,9 @@
 // A controller no client can starve (issue 18, part 6), on the real binaries over loopback:
 // 140 half-sent requests while an agent pauses longer than the keep-alive timeout do not get
 // its node declared lost; 200 long-polls do not delay a health check, and are all answered
-// when an event arrives; a request whose headers never end is answered 408 at its deadline.
+// when an event arrives; a request whose headers never end is answered 408 at its deadline;
+// a long-poll without a valid token is answered 401 at once (never parked), and parked
+// long-polls beyond --max-long-polls answer the oldest at once.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -147,6 +149,50 @@ TEST(StarvationTest, LongPollsDoNotDelayAHealthCheckAndAreAnsweredOnAnEvent) {
   }
   EXPECT_EQ(answered, 200);
   EXPECT_LT(Clock::now() - submitted, 8s);
+}
+
+TEST(StarvationTest, UnauthenticatedLongPollsAreRefusedAtOnceAndParkedOnesAreCapped) {
+  Watchdog watchdog(40s, "parked long-poll test");
+  LiveCluster c({.agents = 1, .controller_args = {"--max-long-polls", "8"}, .auth = true});
+  ASSERT_TRUE(c.WaitForReadyNodes(1)) << c.Logs();
+  const std::int64_t last = c.Get("/v1/status").json["lastEventSeq"].get<std::int64_t>();
+  const std::string target =
+      "GET /v1/events?since=" + std::to_string(last) + "&wait=20 HTTP/1.1\r\nHost: x\r\n";
+  // 60 without a token and 60 with a forged one: each is answered 401 at once.
+  const auto start = Clock::now();
+  Sockets anonymous;
+  for (int i = 0; i < 120; ++i) {
+    const std::string auth = i % 2 == 0 ? "" : "Authorization: Bearer forged-token\r\n";
+    anonymous.fds.push_back(ConnectAndSend(PortOf(c.url()), target + auth + "\r\n"));
+    ASSERT_GE(anonymous.fds.back(), 0);
+  }
+  int refused = 0;
+  for (int fd : anonymous.fds) refused += ReadFor(fd, 3000).starts_with("HTTP/1.1 401");
+  EXPECT_EQ(refused, 120);
+  EXPECT_LT(Clock::now() - start, 3s) << "unauthenticated long-polls were parked";
+  // 20 authenticated ones with room for 8: the 12 oldest are answered (no events yet) at once,
+  // the 8 newest stay parked until an event.
+  const std::string mine =
+      target + "Authorization: Bearer " + LiveCluster::kAdminToken + "\r\n\r\n";
+  Sockets polls;
+  for (int i = 0; i < 20; ++i) {
+    polls.fds.push_back(ConnectAndSend(PortOf(c.url()), mine));
+    ASSERT_GE(polls.fds.back(), 0);
+    std::this_thread::sleep_for(10ms);  // arrival order is the order of age
+  }
+  int early = 0;
+  for (std::size_t i = 0; i < 12; ++i) {
+    const std::string reply = ReadFor(polls.fds[i], 3000);
+    early += reply.starts_with("HTTP/1.1 200") && reply.find("\"events\"") != std::string::npos;
+  }
+  EXPECT_EQ(early, 12);
+  for (std::size_t i = 12; i < 20; ++i)
+    EXPECT_EQ(ReadFor(polls.fds[i], 50), "") << "long-poll " << i << " was not parked";
+  ASSERT_EQ(c.Submit(TrainingSpec("wake", 1, 1, "sleep 1")).status, 201);
+  int woken = 0;
+  for (std::size_t i = 12; i < 20; ++i)
+    woken += ReadFor(polls.fds[i], 5000).find("JobSubmitted") != std::string::npos;
+  EXPECT_EQ(woken, 8);
 }
 
 TEST(StarvationTest, HeadersThatNeverEndAreAnswered408AtTheirDeadline) {

@@ -129,7 +129,7 @@ TEST_F(TeamAuthTest, MetricsTokenReadsStatusOnly) {
 
 TEST_F(TeamAuthTest, StateFilesArePrivate) {
   ASSERT_TRUE(c_.WaitForReadyNodes(1)) << c_.Logs();
-  for (const char* file : {"/tesserad.db", "/node-credentials"}) {
+  for (const char* file : {"/tesserad.db", "/tesserad.db-wal"}) {
     struct stat st {};
     ASSERT_EQ(::stat((c_.dir() + file).c_str(), &st), 0) << file;
     EXPECT_EQ(st.st_mode & 0077, 0u) << file << " mode " << std::oct << (st.st_mode & 0777);

@@ -1,5 +1,6 @@
 // Replay on a queue: JCT arithmetic on tiny scenarios worked by hand, preemption keeping
-// progress, restart cost, unschedulable jobs, determinism and a golden event log.
+// progress, restart cost, unschedulable jobs, determinism, a golden event log, and node
+// failures detected after a delay (a job on a dead node neither ends nor saves, then restarts).
 #include "sim/replay_simulation.h"
 
 #include <gtest/gtest.h>
@@ -129,7 +130,8 @@ TEST(ReplaySimulationTest, SameSeedSameSummary) {
 // those of a snapshot that lists every job.
 TEST(ReplaySimulationTest, PresortedQueueDecidesTheSame) {
   Cluster c;
-  for (int i = 0; i < 4; ++i) ASSERT_TRUE(c.AddNode("n" + std::to_string(i), "V100", 8, 64000, 1 << 20));
+  for (int i = 0; i < 4; ++i)
+    ASSERT_TRUE(c.AddNode("n" + std::to_string(i), "V100", 8, 64000, 1 << 20));
   std::vector<Workload> jobs;
   for (std::uint32_t i = 0; i < 300; ++i) {
     jobs.push_back(Job(i, 1 + static_cast<int>(i * 5 % 8), i * 2, 30 + i * 17 % 400));
@@ -218,6 +220,43 @@ TEST(ReplaySimulationTest, PreemptedSlowGangKeepsItsProgress) {
 
 // The event log of a small mixed scenario, checked in. Regenerate with
 // TESSERA_UPDATE_GOLDEN=1 after an intended change, and review the diff.
+// Two nodes of 4 GPUs; A (4 GPUs, 100 s) at 0 on one node, B (4 GPUs, 10 s) at 0 on the other.
+// A's node dies at 20 s and is detected at 30 s: A's process died at 20 (its rank 0: nothing
+// saved, no checkpoint interval), so A restarts from scratch at 30 on the other node (free since
+// B ended at 10) and ends at 130. B's node took no part. The dead node is unhealthy from 30 on.
+TEST(ReplaySimulationTest, ANodeFailureRestartsItsJobsAtDetection) {
+  Cluster c;
+  ASSERT_TRUE(c.AddNode("n0", "V100", 4, 64000, 1 << 20));
+  ASSERT_TRUE(c.AddNode("n1", "V100", 4, 64000, 1 << 20));
+  ReplayOptions o;
+  o.scheduler.queue_policy = "fifo";
+  o.record_events = true;
+  auto first = RunReplay(c, {Job(0, 4, 0, 100), Job(1, 4, 0, 10)}, o);
+  ASSERT_TRUE(first) << first.error().message;
+  std::string a_node;
+  for (const auto& e : first->events) {
+    if (e.find("start j0 on ") != std::string::npos) a_node = e.substr(e.rfind(' ') + 1);
+  }
+  ASSERT_FALSE(a_node.empty());
+  const NodeId dead = a_node == "n0" ? NodeId(0) : NodeId(1);
+  o.node_failures = {{20 * kSecond, dead, kNever}};
+  o.failure_detect = 10 * kSecond;
+  auto r = RunReplay(c, {Job(0, 4, 0, 100), Job(1, 4, 0, 10)}, o);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->recoveries, 1);
+  EXPECT_EQ(r->jobs[0].recoveries, 1);
+  EXPECT_EQ(r->jobs[0].finish, 130 * kSecond);
+  EXPECT_EQ(r->jobs[1].finish, 10 * kSecond);
+  // A held its 4 GPUs until the detection: 30 s, then 100 s; B 10 s.
+  EXPECT_DOUBLE_EQ(r->allocated_gpu_seconds, 4 * (30 + 100 + 10));
+  // A job bound to the dead node before the detection is restarted as well: C (4 GPUs, 5 s)
+  // arrives at 25 while A's node is dead but not yet known to be, and only that node is free.
+  auto w = RunReplay(c, {Job(0, 4, 0, 100), Job(1, 4, 0, 10), Job(2, 4, 12, 5)}, o);
+  ASSERT_TRUE(w) << w.error().message;
+  EXPECT_GE(w->recoveries, 1);
+  EXPECT_GT(w->jobs[0].finish, 100 * kSecond);
+}
+
 TEST(ReplaySimulationTest, GoldenEventLog) {
   Cluster c;
   ASSERT_TRUE(c.AddNode("a", "V100", 4, 64000, 1 << 20));

@@ -257,6 +257,25 @@ TEST_F(TraceReaderTest, GenericCsvTopologyColumns) {
               HasSubstr("bad.csv:2:4: column 'prefer': 'Leaf 2' is not a topology level name"));
 }
 
+// An elastic range for a gang of whole nodes; max_workers defaults to min_workers and may not be
+// below it.
+TEST_F(TraceReaderTest, GenericCsvElasticColumns) {
+  auto trace = ReadTrace(Write("elastic.csv",
+                               "submit_time,gpus,duration,min_workers,max_workers\n"
+                               "0,32,60,2,4\n5,16,60,2,\n9,1,60,,\n"));
+  ASSERT_TRUE(trace) << trace.error().message;
+  ASSERT_EQ(trace->jobs.size(), 3u);
+  EXPECT_EQ(trace->jobs[0].min_workers, 2);
+  EXPECT_EQ(trace->jobs[0].max_workers, 4);
+  EXPECT_EQ(trace->jobs[1].max_workers, 2);
+  EXPECT_EQ(trace->jobs[2].min_workers, 0);
+  auto bad = ReadTrace(
+      Write("bad.csv", "submit_time,gpus,duration,min_workers,max_workers\n0,32,60,4,2\n"));
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message,
+              HasSubstr("bad.csv:2:5: column 'max_workers': smaller than min_workers (4)"));
+}
+
 TEST_F(TraceReaderTest, GenericCsvRejectsUnknownColumn) {
   const std::string path = Write("mine.csv", "submit_time,gpus,duration,gpu_modle\n0,1,1,A100\n");
   auto trace = ReadTrace(path);

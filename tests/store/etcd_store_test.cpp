@@ -8,15 +8,19 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 
 #include "store/etcd_election.h"
 #include "store/etcd_harness.h"
+#include "store/etcd_watch.h"
 
 namespace tessera {
 namespace {
 
 using testing::EtcdCluster;
 using testing::TempDir;
+using testing::WaitFor;
 
 JobRecord Job(std::int64_t id, const std::string& name) {
   JobRecord j;
@@ -90,6 +94,7 @@ TEST_F(EtcdStoreTest, EveryRecordRoundTrips) {
   n.status = NodeStatus::kReady;
   n.topology_json = R"({"leaf":"l1"})";
   c.put_nodes.push_back(n);
+  c.put_node_credentials.push_back({"node-0", std::string(64, 'd')});
   c.events.push_back({0, 0, "JobSubmitted", "job/default/a", "hello \xff"});
   auto events = store->Commit(c);
   ASSERT_TRUE(events.has_value()) << events.error().message;
@@ -111,6 +116,11 @@ TEST_F(EtcdStoreTest, EveryRecordRoundTrips) {
   EXPECT_EQ(contents->nodes[0].topology_json, R"({"leaf":"l1"})");
   EXPECT_EQ(contents->nodes[0].status, NodeStatus::kReady);
   EXPECT_EQ(contents->last_event_seq, 1);
+  auto creds = again->LoadNodeCredentials();
+  ASSERT_TRUE(creds.has_value()) << creds.error().message;
+  ASSERT_EQ(creds->size(), 1u);
+  EXPECT_EQ((*creds)[0].node, "node-0");
+  EXPECT_EQ((*creds)[0].digest, std::string(64, 'd'));
   auto since = again->EventsSince(0, 10);
   ASSERT_TRUE(since.has_value());
   ASSERT_EQ(since->size(), 1u);
@@ -232,6 +242,34 @@ TEST_F(EtcdStoreTest, ALeaderThatStopsLetsAStandbyLeadAtOnce) {
   auto leader = second->Leader();
   ASSERT_TRUE(leader.has_value());
   EXPECT_EQ((*leader)["url"], "http://127.0.0.1:2");
+}
+
+TEST(EtcdWatchMessages, CountEventsAndSeeCancellations) {
+  EXPECT_EQ(WatchEventCount(R"({"result":{"header":{},"created":true}})"), 0);
+  EXPECT_EQ(WatchEventCount(R"({"result":{"events":[{"type":"DELETE","kv":{}},{"kv":{}}]}})"), 2);
+  EXPECT_EQ(WatchEventCount(R"({"result":{"canceled":true}})"), -1);
+  EXPECT_EQ(WatchEventCount(R"({"error":{"message":"no"}})"), -1);
+  EXPECT_EQ(WatchEventCount("not json"), -1);
+}
+
+// A standby learns from its watch, not a poll, that the leader key went: within the time of a
+// round trip, not of a poll period.
+TEST_F(EtcdStoreTest, AWatchOfTheLeaderKeySeesTheLeaderGo) {
+  auto first = Elect("http://127.0.0.1:1");
+  ASSERT_TRUE(first->TryLead().value_or(false));
+  std::atomic<int> changes{0};
+  EtcdKeyWatch watch(etcd_->Endpoints(), first->leader_key(), [&] { ++changes; });
+  ASSERT_TRUE(WaitFor([&] { return watch.streams_opened() >= 1 && changes >= 1; }, 5));
+  const int before = changes.load();
+  const auto gone = std::chrono::steady_clock::now();
+  first.reset();  // revokes its lease: etcd deletes the leader key
+  ASSERT_TRUE(WaitFor([&] { return changes.load() > before; }, 5));
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - gone).count();
+  std::printf("leader key deleted -> watch event after %.1f ms\n", ms);
+  EXPECT_LT(ms, 1000);
+  auto second = Elect("http://127.0.0.1:2");
+  EXPECT_TRUE(second->TryLead().value_or(false));
 }
 
 }  // namespace

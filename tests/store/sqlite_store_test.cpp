@@ -191,8 +191,8 @@ TEST_F(SqliteStoreTest, OversoldTasksClaimNoGpu) {
   EXPECT_TRUE(contents->tasks[1].oversold);
 }
 
-// A version 5 store (before tasks.oversold) opens: its tasks are not oversold.
-TEST_F(SqliteStoreTest, UpgradesAVersion5StoreWithTheOversoldColumn) {
+// A version 6 store (before tasks.oversold) opens: its tasks are not oversold.
+TEST_F(SqliteStoreTest, UpgradesAVersion6StoreWithTheOversoldColumn) {
   {
     auto store = OpenStore();
     Change c;
@@ -201,7 +201,7 @@ TEST_F(SqliteStoreTest, UpgradesAVersion5StoreWithTheOversoldColumn) {
     ASSERT_TRUE(store->Commit(c).has_value());
   }
   const std::string cmd = "sqlite3 " + path_ +
-                          " \"ALTER TABLE tasks DROP COLUMN oversold; UPDATE meta SET value='5' "
+                          " \"ALTER TABLE tasks DROP COLUMN oversold; UPDATE meta SET value='6' "
                           "WHERE key='schema_version'\"";
   if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "sqlite3 shell not available";
   auto store = OpenStore();
@@ -314,6 +314,36 @@ TEST_F(SqliteStoreTest, UpgradesAVersion2StoreWithTheTopologyColumn) {
   auto contents = OpenStore()->Load();
   ASSERT_TRUE(contents.has_value());
   EXPECT_EQ(contents->nodes.at(0).topology_json, R"({"leaf":"l3","spine":"s1"})");
+}
+
+// Node credentials (their digests) round-trip, the last of a node wins, and a version 5 store
+// (before the table) gets it on opening.
+TEST_F(SqliteStoreTest, NodeCredentialsRoundTripAndAVersion5StoreGetsTheTable) {
+  {
+    auto store = OpenStore();
+    Change c;
+    c.put_node_credentials.push_back({"node-0", std::string(64, 'a')});
+    c.put_node_credentials.push_back({"node-1", std::string(64, 'b')});
+    ASSERT_TRUE(store->Commit(c).has_value());
+    Change again;
+    again.put_node_credentials.push_back({"node-0", std::string(64, 'c')});
+    ASSERT_TRUE(store->Commit(again).has_value());
+  }
+  auto creds = OpenStore()->LoadNodeCredentials();
+  ASSERT_TRUE(creds.has_value()) << creds.error().message;
+  ASSERT_EQ(creds->size(), 2u);
+  EXPECT_EQ((*creds)[0].node, "node-0");
+  EXPECT_EQ((*creds)[0].digest, std::string(64, 'c'));
+  EXPECT_EQ((*creds)[1].digest, std::string(64, 'b'));
+  const std::string cmd = "sqlite3 " + path_ +
+                          " \"DROP TABLE node_credentials; UPDATE meta SET value='5' WHERE "
+                          "key='schema_version'\"";
+  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "sqlite3 shell not available";
+  auto upgraded = OpenStore();
+  ASSERT_NE(upgraded, nullptr);
+  auto none = upgraded->LoadNodeCredentials();
+  ASSERT_TRUE(none.has_value()) << none.error().message;
+  EXPECT_TRUE(none->empty());
 }
 
 // A version 1 store (before jobs.held) opens: the column is added, its jobs are not held, and

@@ -1,8 +1,10 @@
 // The generic CSV format, for traces people bring themselves:
-// submit_time,gpus,duration[,user][,gpu_model][,id][,cpu_milli][,memory_mib][,require][,prefer],
-// times in seconds. A fractional gpus below 1 (0.5) is a share of one GPU. require/prefer name
-// topology levels (spine, leaf, node, ...); whether the cluster has them is checked against the
-// cluster when the job arrives (an unknown level makes the job unschedulable, with the reason).
+// submit_time,gpus,duration[,user][,gpu_model][,id][,cpu_milli][,memory_mib][,require][,prefer]
+// [,min_workers][,max_workers], times in seconds. min_workers/max_workers make a gang of whole
+// nodes elastic (workers = gpus / GPUs per node; the range is checked against the cluster). A
+// fractional gpus below 1 (0.5) is a share of one GPU. require/prefer name topology levels (spine,
+// leaf, node, ...); whether the cluster has them is checked against the cluster when the job
+// arrives (an unknown level makes the job unschedulable, with the reason).
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -58,6 +60,17 @@ Result<TraceJob> ParseGenericJob(const CsvRow& row) {
     }
     *field = std::string(level);
   }
+  TRACE_ASSIGN_OR_RETURN(const auto min_workers, row.OptionalInt("min_workers", 1, 100000));
+  TRACE_ASSIGN_OR_RETURN(const auto max_workers, row.OptionalInt("max_workers", 1, 100000));
+  if (max_workers && !min_workers) return row.Fail("max_workers", "needs min_workers");
+  if (min_workers) {
+    job.min_workers = static_cast<int>(*min_workers);
+    job.max_workers = static_cast<int>(max_workers.value_or(*min_workers));
+    if (job.max_workers < job.min_workers) {
+      return row.Fail("max_workers",
+                      "smaller than min_workers (" + std::to_string(job.min_workers) + ")");
+    }
+  }
   return job;
 }
 
@@ -68,7 +81,8 @@ const TraceFormat& GenericCsvFormat() {
       .name = "csv",
       .title = "generic CSV",
       .required = {"submit_time", "gpus", "duration"},
-      .optional = {"user", "gpu_model", "id", "cpu_milli", "memory_mib", "require", "prefer"},
+      .optional = {"user", "gpu_model", "id", "cpu_milli", "memory_mib", "require", "prefer",
+                   "min_workers", "max_workers"},
       .strict_columns = true,
       .make_parser = [] { return TraceRowParser(ParseGenericJob); },
   };

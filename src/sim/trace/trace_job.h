@@ -29,6 +29,8 @@ struct TraceJob {
   std::int64_t iterations = 0;          // muri: training iterations; 0 = not given
   std::string require;                  // csv: topology level all tasks must share; empty = none
   std::string prefer;                   // csv: topology level preferred; empty = none
+  int min_workers = 0;                  // csv: elastic range of a gang of whole nodes; 0 = none
+  int max_workers = 0;
 };
 
 struct Trace {
