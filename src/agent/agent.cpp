@@ -175,6 +175,10 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
   agent->settings_.node = o.node;
   agent->settings_.simulated_gpus = agent->inventory_.simulated;
   agent->settings_.cgroups = agent->cgroups_.enabled() ? &agent->cgroups_ : nullptr;
+  agent->settings_.no_cgroups = o.cgroups ? agent->cgroups_.reason() : "turned off (--no-cgroups)";
+  const char* pipe = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  agent->mps_ = DetectMps(agent->inventory_.simulated, pipe != nullptr ? pipe : "/tmp/nvidia-mps");
+  agent->settings_.mps = &agent->mps_;
   if (o.cpu_milli <= 0) o.cpu_milli = MachineCpuMilli();
   if (o.memory_mib <= 0) o.memory_mib = MachineMemoryMib();
   return agent;
@@ -195,6 +199,7 @@ void Agent::Persist(std::int64_t id, const LocalTask& t) const {
             {"leaderStart", t.proc.pgid > 0 ? ProcessStartTime(t.proc.pgid) : 0},
             {"startedMs", t.proc.started_ms},
             {"cgroup", t.proc.cgroup},
+            {"isolation", t.proc.isolation},
             {"report", ToJson(ReportOf(id, t))}};
   const std::string path = options_.state_dir + "/tasks/" + std::to_string(id) + ".json";
   const std::string tmp = path + ".tmp";
@@ -239,6 +244,7 @@ void Agent::RecoverLeftovers() {
       t.proc.pgid = doc->value("pgid", 0);
       t.proc.started_ms = doc->value("startedMs", Tick{0});
       t.proc.cgroup = doc->value("cgroup", std::string());
+      t.proc.isolation = doc->value("isolation", std::string());
       recorded = doc->value("leaderStart", 0ULL);
     } catch (const std::exception&) {
       std::remove(path.c_str());
@@ -283,6 +289,7 @@ TaskReport Agent::ReportOf(const std::int64_t id, const LocalTask& t) const {
   r.started_ms = t.proc.started_ms;
   r.finished_ms = t.finished_ms;
   r.message = t.message;
+  r.isolation = t.proc.isolation;
   r.seq = ++report_seq_;  // the builders of reports hold mu_: numbered in the order observed
   return r;
 }
@@ -433,10 +440,11 @@ bool Agent::Register(ServedNode& node) {
 
 void Agent::LaunchLocked(const std::vector<std::pair<std::string, TaskLaunch>>& launches) {
   // Defence in depth, in order: never start a task on a GPU a running task (or one started
-  // earlier in this batch) already fills.
+  // earlier in this batch) already fills. An oversold task (co-location) holds a share the
+  // controller lent it from online replicas' unused GPU: it is neither counted nor checked.
   std::map<std::pair<std::string, int>, std::int32_t> used;
   for (const auto& [id, other] : tasks_) {
-    if (other.state != ReportedState::kRunning) continue;
+    if (other.state != ReportedState::kRunning || other.launch.oversold) continue;
     for (int g : other.launch.gpus) used[{other.node, g}] += other.launch.gpu_milli;
   }
   std::map<std::string, const GpuInventory*> inventories;
@@ -449,11 +457,11 @@ void Agent::LaunchLocked(const std::vector<std::pair<std::string, TaskLaunch>>& 
     for (int g : launch.gpus) {
       if (g < 0 || static_cast<std::size_t>(g) >= gpus) {
         conflicts[i] = "GPU " + std::to_string(g) + " does not exist on node " + node;
-      } else if (used[{node, g}] + launch.gpu_milli > 1000) {
+      } else if (!launch.oversold && used[{node, g}] + launch.gpu_milli > 1000) {
         conflicts[i] = "GPU " + std::to_string(g) + " is already in use by another task";
       }
     }
-    if (conflicts[i].empty()) {
+    if (conflicts[i].empty() && !launch.oversold) {
       for (int g : launch.gpus) used[{node, g}] += launch.gpu_milli;
     }
   }
@@ -475,6 +483,9 @@ void Agent::LaunchLocked(const std::vector<std::pair<std::string, TaskLaunch>>& 
       }
       LaunchSettings settings = settings_;
       settings.node = launches[i].first;
+      if (auto inv = inventories.find(settings.node);
+          inv != inventories.end() && !inv->second->gpus.empty())
+        settings.gpu_memory_mib = inv->second->gpus[0].memory_mib;
       results[i] = LaunchTask(launches[i].second, settings);
     }
   };

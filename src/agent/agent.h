@@ -185,6 +185,7 @@ class Agent {
   std::vector<ServedNode> nodes_;
   LaunchSettings settings_;
   TaskCgroups cgroups_;
+  MpsSupport mps_;  // CUDA MPS for tasks with a GPU share (agent/task_isolation.h)
   std::string agent_url_;
   Tick heartbeat_interval_ms_ = 1000;
   Tick last_complaint_ = 0;

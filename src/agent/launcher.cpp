@@ -175,7 +175,41 @@ TaskCgroups TaskCgroups::Detect(const std::string& node) {
     return c;
   }
   c.root_ = root;
+  // Task directories get the cpu and memory controllers where the parent hands them down (the
+  // agent's own cgroup must have them in its subtree_control: a delegated systemd unit does).
+  std::ifstream available(root + "/cgroup.controllers");
+  std::string controller;
+  while (available >> controller) {
+    if (controller != "cpu" && controller != "memory") continue;
+    if (!WriteSmallFile(root + "/cgroup.subtree_control", "+" + controller)) continue;
+    (controller == "cpu" ? c.cpu_ : c.memory_) = true;
+  }
   return c;
+}
+
+std::string TaskCgroups::Limit(const std::string& dir, const TaskLaunch& t) const {
+  if (!enabled()) return "cgroup v2: not possible: " + reason_;
+  if (dir.empty()) return "cgroup v2: not possible: could not create the task's cgroup";
+  std::string s = "cgroup v2: ";
+  const int weight = CpuWeightFor(t.cpu_milli, t.oversold);
+  if (!cpu_) {
+    s += "cpu.weight not possible (no cpu controller delegated to " + root_ + ")";
+  } else if (WriteSmallFile(dir + "/cpu.weight", std::to_string(weight))) {
+    s += "cpu.weight " + std::to_string(weight) + (t.oversold ? " (oversold)" : "");
+  } else {
+    s += "cpu.weight not possible (write failed)";
+  }
+  s += ", ";
+  if (t.memory_mib <= 0) {
+    s += "memory.max not set (no memory request)";
+  } else if (!memory_) {
+    s += "memory.max not possible (no memory controller delegated to " + root_ + ")";
+  } else if (WriteSmallFile(dir + "/memory.max", std::to_string(t.memory_mib * 1048576))) {
+    s += "memory.max " + std::to_string(t.memory_mib) + " MiB";
+  } else {
+    s += "memory.max not possible (write failed)";
+  }
+  return s;
 }
 
 std::string TaskCgroups::Create(std::int64_t id) const {
@@ -234,6 +268,9 @@ std::vector<std::string> TaskEnvironment(const TaskLaunch& t, int local_rank,
   set("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
   if (t.gpu_milli > 0 && t.gpu_milli < 1000 && !t.gpus.empty()) {
     set("TESSERA_GPU_SHARE_MILLI", std::to_string(t.gpu_milli));
+  }
+  if (s.mps != nullptr) {
+    for (const auto& [k, v] : MpsEnvironment(t, *s.mps, s.gpu_memory_mib)) env[k] = v;
   }
   set("MASTER_ADDR", t.master_addr);
   set("MASTER_PORT", std::to_string(t.master_port));
@@ -331,6 +368,10 @@ Result<LaunchedTask> LaunchTask(const TaskLaunch& t, const LaunchSettings& s) {
     envs.push_back(std::move(e));
   }
   out.cgroup = s.cgroups != nullptr ? s.cgroups->Create(t.task_id) : "";
+  // Limits before any process joins, so none runs unlimited for a moment.
+  out.isolation = s.cgroups != nullptr ? s.cgroups->Limit(out.cgroup, t)
+                                       : "cgroup v2: not possible: " + s.no_cgroups;
+  if (s.mps != nullptr) out.isolation += "; " + MpsSummary(t, *s.mps, s.gpu_memory_mib);
   const std::string cgroup_procs = out.cgroup.empty() ? "" : out.cgroup + "/cgroup.procs";
   const bool drop = s.run_as.has_value();
   const uid_t uid = drop ? s.run_as->uid : 0;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/task_isolation.h"
 #include "core/status.h"
 #include "core/time.h"
 #include "spec/protocol.h"
@@ -42,6 +43,9 @@ class TaskCgroups {
   const std::string& reason() const { return reason_; }
   // The directory of task `id` (created), or empty when disabled or on failure.
   std::string Create(std::int64_t id) const;
+  // Writes `t`'s cpu.weight and memory.max into its directory `dir` (agent/task_isolation.h)
+  // where the controllers are enabled; returns what was applied and what was not, and why.
+  std::string Limit(const std::string& dir, const TaskLaunch& t) const;
   // SIGKILLs every process in the task's cgroup (cgroup.kill), then removes it when empty.
   void Kill(const std::string& dir) const;
   void Remove(const std::string& dir) const;
@@ -53,6 +57,7 @@ class TaskCgroups {
 
   std::string root_;
   std::string reason_;
+  bool cpu_ = false, memory_ = false;  // controllers enabled for the task directories
 };
 
 struct LaunchSettings {
@@ -61,6 +66,9 @@ struct LaunchSettings {
   bool simulated_gpus = false;
   std::optional<RunAsUser> run_as;
   const TaskCgroups* cgroups = nullptr;
+  std::string no_cgroups;           // why cgroups is null, for the task's isolation line
+  const MpsSupport* mps = nullptr;  // null: not looked for
+  std::int64_t gpu_memory_mib = 0;  // of each of the node's GPUs
 };
 
 struct LaunchedTask {
@@ -68,7 +76,8 @@ struct LaunchedTask {
   std::vector<pid_t> pids;  // one per process of the task (processesPerWorker)
   Tick started_ms = 0;
   std::string log_path;
-  std::string cgroup;  // empty when not in a cgroup
+  std::string cgroup;     // empty when not in a cgroup
+  std::string isolation;  // what of agent/task_isolation.h was applied, and what not and why
 };
 
 // The argv of the task's processes: `command`, or /bin/sh -c command[0] with the rest as $1...

@@ -48,6 +48,17 @@ std::optional<std::string> PreemptedLine(const Json& events) {
   return std::nullopt;
 }
 
+// The isolation the newest started task got, as its agent reported it (TaskStarted's
+// "; isolation: ..."): which of cgroup v2 and CUDA MPS were applied, and why not the rest.
+std::optional<std::string> IsolationLine(const Json& events) {
+  for (auto it = events.rbegin(); it != events.rend(); ++it) {
+    if (it->value("type", "") != "TaskStarted") continue;
+    const std::string m = it->value("message", ""), mark = "; isolation: ";
+    if (const auto at = m.rfind(mark); at != std::string::npos) return m.substr(at + mark.size());
+  }
+  return std::nullopt;
+}
+
 void PrintJob(const Json& j) {
   const Json& spec = j["spec"]["spec"];
   auto line = [](const std::string& k, const std::string& v) {
@@ -108,12 +119,14 @@ void PrintJob(const Json& j) {
                              std::to_string(a.value("measuredReplicas", 0)));
   }
   if (auto preempted = PreemptedLine(j["events"])) line("Preempted:", *preempted);
+  if (auto isolation = IsolationLine(j["events"])) line("Isolation:", *isolation);
   std::cout << "\nTasks:\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& t : j["taskList"]) {
     std::string gpus = Join(t["gpus"], ",");
     if (t.contains("gpuMilli")) gpus += " (" + Number(t.value("gpuMilli", 0) / 1000.0) + ")";
     if (t.value("simulatedGpus", false) && !t["gpus"].empty()) gpus += " sim";
+    if (t.value("oversold", false)) gpus += " oversold";
     const std::string state = t.value("state", "");
     std::string exit = "-";
     if (state == "Succeeded" || state == "Failed" || state == "Stopped") {

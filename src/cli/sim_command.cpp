@@ -23,7 +23,7 @@
 #include "sched/recovery/recovery_policy.h"
 #include "sim/allocation_experiment.h"
 #include "sim/cluster_spec.h"
-#include "sim/colocation_config_file.h"
+#include "spec/colocation_file.h"
 #include "sim/colocation_experiment.h"
 #include "sim/colocation_summary.h"
 #include "sim/failures/failure_file.h"

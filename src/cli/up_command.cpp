@@ -26,6 +26,7 @@
 #include "cli/up_credentials.h"
 #include "cli/up_etcd.h"
 #include "cli/up_tls.h"
+#include "spec/colocation_file.h"
 
 namespace tessera::cli {
 
@@ -40,7 +41,9 @@ struct UpFlags {
   double heartbeat_timeout = 10;
   std::string queue_policy;
   bool priority_preemption = false;
-  std::string queues;  // queue tree YAML for drf / drf-naive
+  std::string queues;       // queue tree YAML for drf / drf-naive
+  std::string colocation;   // tesserad --colocation (docs/colocation.md)
+  double usage_window = 0;  // tesserad --usage-window; 0: its default
   std::string placement_policy;
   std::string bin_dir;
   double timeout = 30;
@@ -230,6 +233,12 @@ std::vector<std::string> ControllerArgv(const UpFlags& f, const std::string& sta
     argv.insert(argv.end(),
                 {"--queues", std::filesystem::absolute(f.queues).lexically_normal().string()});
   }
+  if (!f.colocation.empty()) {
+    argv.insert(argv.end(), {"--colocation",
+                             std::filesystem::absolute(f.colocation).lexically_normal().string()});
+  }
+  if (f.usage_window > 0)
+    argv.insert(argv.end(), {"--usage-window", std::to_string(f.usage_window)});
   if (plan && !plan->levels.empty())
     argv.insert(argv.end(), {"--topology-levels", JoinLevels(plan->levels)});
   if (!f.recovery.empty()) argv.insert(argv.end(), {"--recovery", f.recovery});
@@ -411,6 +420,10 @@ Status RunUp(UpFlags f) {
     return InvalidArgument("--simulate-nodes must be between 0 and 100000");
   }
   if (auto gpus = SimulatedGpus(f.gpus, "node-0"); !gpus) return std::unexpected(gpus.error());
+  if (!f.colocation.empty()) {
+    // Its shape now; tesserad checks it against the queue policy and says so before starting.
+    if (auto c = LoadColocationConfig(f.colocation); !c) return std::unexpected(c.error());
+  }
   std::error_code ec;
   fs::create_directories(f.state + "/logs", ec);
   fs::create_directories(f.state + "/agents", ec);
@@ -536,6 +549,11 @@ void RegisterUpCommand(CLI::App& app) {
                   "Queue tree YAML: teams' quotas, borrowing, weights (docs/quotas.md)");
   cmd->add_option("--placement-policy", flags->placement_policy,
                   "Placement policy (default bestfit)");
+  cmd->add_option("--colocation", flags->colocation,
+                  "Online/offline co-location YAML (examples/config/colocation.yaml, "
+                  "docs/colocation.md): offline BatchJobs soak idle and oversold GPUs");
+  cmd->add_option("--usage-window", flags->usage_window,
+                  "tesserad --usage-window: seconds of reported GPU use co-location reads");
   cmd->add_flag("--priority-preemption", flags->priority_preemption,
                 "Let a job that does not fit preempt running jobs of lower priority");
   cmd->add_option("--bin-dir", flags->bin_dir,

@@ -86,6 +86,11 @@ Result<Scheduler> Scheduler::Create(const SchedulerConfig& config) {
                              "' schedules by its queue tree alone; use fifo or backfill (drf's own "
                              "victim choice never evicts online work for offline work)");
     }
+    if (config.priority_preemption) {
+      return InvalidArgument(
+          "colocation: priority preemption would let a higher-priority offline job preempt "
+          "online replicas, which are never evicted for offline work; turn one of them off");
+    }
     s.colocation_ = std::make_shared<const ColocationConfig>(config.colocation);
   }
   s.queue_ = std::move(*queue);

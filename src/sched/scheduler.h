@@ -17,7 +17,7 @@
 
 #include "core/cluster_state.h"
 #include "sched/backfill/backfill_gate.h"
-#include "sched/colocation/colocation_config.h"
+#include "core/colocation_config.h"
 #include "sched/decision.h"
 #include "sched/placement/placement_policy.h"
 #include "sched/placement/task_placer.h"

@@ -404,6 +404,9 @@ TaskLaunch AgentService::LaunchOfLocked(const TaskRecord& t) const {
   l.world_size = world;
   l.gpus = t.gpus;
   l.gpu_milli = t.gpu_milli;
+  l.cpu_milli = t.cpu_milli;
+  l.memory_mib = t.memory_mib;
+  l.oversold = t.oversold;
   l.command = role->command;
   l.shell = spec.shell;
   l.env = spec.env;

@@ -35,11 +35,12 @@ class Applier {
         next_task_id_(change.state().next_task_id) {}
 
   AppliedDecisions Run(const Decisions& decisions);
-  // Why a bind cannot go where it was placed now, or empty when it can.
-  std::string PlacementConflict(const Placement& placement);
+  // Why a bind cannot go where it was placed now, or empty when it can. An oversold bind
+  // (co-location) takes CPU and memory only: its GPU share is lent from online replicas.
+  std::string PlacementConflict(const Placement& placement, bool oversold = false);
   // "; preempted by job/QUEUE/NAME" for a preemption's beneficiary, "" when there is none.
   std::string PreemptorNote(JobId preemptor) const;
-  void Bind(const JobState& job, int unit, const Placement& placement);
+  void Bind(const JobState& job, int unit, const Placement& placement, bool oversold = false);
 
  private:
   // The job and unit of a decision if neither changed since the snapshot; else why not.
@@ -96,7 +97,7 @@ NodeUsage& Applier::UsageOf(const std::string& node) {
     for (auto id : live->second) {
       const TaskRecord& t = change_.Task(id);
       if (!IsLive(t.state)) continue;
-      for (int g : t.gpus) use.gpu_milli[static_cast<std::size_t>(g)] += t.gpu_milli;
+      for (int g : t.gpus) use.gpu_milli[static_cast<std::size_t>(g)] += ClaimedGpuMilli(t);
       use.cpu_milli += t.cpu_milli;
       use.memory_mib += t.memory_mib;
     }
@@ -104,7 +105,7 @@ NodeUsage& Applier::UsageOf(const std::string& node) {
   return use;
 }
 
-std::string Applier::PlacementConflict(const Placement& placement) {
+std::string Applier::PlacementConflict(const Placement& placement, bool oversold) {
   for (const TaskPlacement& tp : placement) {
     if (auto it = preempted_gpus_.find(tp.node);
         it != preempted_gpus_.end() && (it->second & tp.gpu_mask) != 0) {
@@ -125,7 +126,7 @@ std::string Applier::PlacementConflict(const Placement& placement) {
     auto [it, added] = after.try_emplace(name);
     if (added) it->second = UsageOf(name);
     NodeUsage& use = it->second;
-    const std::int32_t milli = tp.gpu_milli > 0 ? tp.gpu_milli : kMilliPerGpu;
+    const std::int32_t milli = oversold ? 0 : tp.gpu_milli > 0 ? tp.gpu_milli : kMilliPerGpu;
     for (int g = 0; g < kMaxGpusPerNode; ++g) {
       if (!(tp.gpu_mask >> g & 1)) continue;
       if (g >= node.rec.gpu_count) return "node " + name + " has no GPU " + std::to_string(g);
@@ -164,7 +165,7 @@ int Applier::PortFor(std::int64_t job_id, int attempt, const std::string& master
   return port;
 }
 
-void Applier::Bind(const JobState& job, int unit_index, const Placement& placement) {
+void Applier::Bind(const JobState& job, int unit_index, const Placement& placement, bool oversold) {
   auto& unit = change_.MutableUnit(job, unit_index);
   unit.phase = UnitPhase::kRunning;
   ++unit.attempt;
@@ -194,6 +195,7 @@ void Applier::Bind(const JobState& job, int unit_index, const Placement& placeme
     t.created_ms = now_;
     t.master_addr = master;
     t.master_port = port;
+    t.oversold = oversold;
     if (!where.empty()) where += ", ";
     where += t.node + " [" + GpuList(t.gpus) + "]";
     change_.AddTask(std::move(t));
@@ -201,7 +203,8 @@ void Applier::Bind(const JobState& job, int unit_index, const Placement& placeme
   change_.Event(
       "JobScheduled", JobObject(job.rec),
       (job.spec.IndependentTasks() ? "task " + std::to_string(unit_index) + " " : std::string()) +
-          "attempt " + std::to_string(unit.attempt) + " bound to " + where);
+          "attempt " + std::to_string(unit.attempt) + " bound to " + where +
+          (oversold ? " (oversold: on online replicas' unused GPU share)" : ""));
   ++out_.bound;
 }
 
@@ -271,12 +274,12 @@ AppliedDecisions Applier::Run(const Decisions& decisions) {
       ++out_.preempted;
       continue;
     }
-    if (std::string conflict = PlacementConflict(d.placement); !conflict.empty()) {
+    if (std::string conflict = PlacementConflict(d.placement, d.oversold); !conflict.empty()) {
       Skip(true, job, conflict);
       continue;
     }
     decided[*index] = true;
-    Bind(*job, u.unit, d.placement);
+    Bind(*job, u.unit, d.placement, d.oversold);
   }
   // Pending units that stay pending say why (rendered by the views).
   for (std::size_t i = 0; i < snapshot.units.size(); ++i) {

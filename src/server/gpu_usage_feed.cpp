@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "server/controller_state.h"
 
@@ -61,6 +62,17 @@ std::vector<std::string> RecordGpuUsageLocked(ControllerState& state, GpuUsageFe
     while (!window.empty() && window.front().at <= now - window_ms) window.pop_front();
   }
   return ignored;
+}
+
+std::optional<double> TaskWindowMax(const GpuUsageFeed& feed, std::int64_t task_id, Tick since) {
+  std::optional<double> out;
+  for (auto it = feed.tasks.lower_bound({task_id, std::numeric_limits<int>::min()});
+       it != feed.tasks.end() && it->first.first == task_id; ++it) {
+    for (const GpuUsageSample& s : it->second) {
+      if (s.at > since) out = std::max(out.value_or(0.0), s.utilization);
+    }
+  }
+  return out;
 }
 
 std::vector<DeviceUse> DeviceUsesLocked(const ControllerState& state, const GpuUsageFeed& feed) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,10 @@ std::vector<std::string> RecordGpuUsageLocked(ControllerState& state, GpuUsageFe
                                               const std::string& node,
                                               const std::vector<GpuUsageReport>& reports, Tick now,
                                               Tick window_ms);
+
+// The highest utilisation task `task_id` reported on any of its GPUs after `since`; nullopt
+// when it reported none since (co-location then counts it as using all it holds).
+std::optional<double> TaskWindowMax(const GpuUsageFeed& feed, std::int64_t task_id, Tick since);
 
 struct DeviceUse {
   std::string node;

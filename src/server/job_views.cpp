@@ -123,6 +123,7 @@ Json TaskJson(const ControllerState& state, const TaskRecord& t) {
             {"masterAddr", t.master_addr},
             {"masterPort", t.master_port}};
   if (t.gpu_milli < kMilliPerGpu && !t.gpus.empty()) j["gpuMilli"] = t.gpu_milli;
+  if (t.oversold) j["oversold"] = true;  // on online replicas' unused GPU (co-location)
   if (!t.message.empty()) j["message"] = t.message;
   if (IsDrainingTask(state, t)) j["draining"] = true;  // the gateway sends it nothing new
   if (auto job = state.jobs.find(t.job_id);

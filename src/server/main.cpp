@@ -23,6 +23,7 @@
 #include "server/http_auth.h"
 #include "server/process_signals.h"
 #include "server/scheduler_config.h"
+#include "spec/colocation_file.h"
 #include "spec/queue_file.h"
 #include "store/sqlite_store.h"
 
@@ -43,6 +44,8 @@ struct Flags {
   std::string placement_policy;
   bool priority_preemption = false;
   std::string queues_path;
+  std::string colocation_path;
+  double usage_window_s = 600;
   std::string topology_levels;
   std::string recovery;        // empty: --config's recovery, else requeue
   int spares_per_domain = -1;  // -1: 1 with --recovery spares, else 0
@@ -168,6 +171,15 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--queues", f.queues_path,
                  "Queue tree YAML (hierarchical quotas, docs/quotas.md) for --queue-policy drf "
                  "or drf-naive; jobs name its leaf queues");
+  app.add_option("--colocation", f.colocation_path,
+                 "Online/offline co-location YAML (oversell, online, offline, "
+                 "evictionCostSeconds; docs/colocation.md): offline work soaks idle and oversold "
+                 "GPUs and is evicted first; fifo or backfill, no --priority-preemption");
+  app.add_option("--usage-window", f.usage_window_s,
+                 "Seconds of reported GPU use kept per task; co-location counts a replica's "
+                 "highest use over it as what it uses")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0));
   app.add_option("--topology-levels", f.topology_levels,
                  "Topology levels, outermost first, e.g. spine,leaf: every agent registers its "
                  "domain at each (tessera-agent --topology spine=s1,leaf=l3)");
@@ -231,6 +243,11 @@ Result<tessera::ControllerOptions> OptionsFrom(const Flags& f) {
     options.queues = std::move(*tree);
     options.queues_source = f.queues_path;
   }
+  if (!f.colocation_path.empty()) {
+    auto colocation = tessera::LoadColocationConfig(f.colocation_path);
+    if (!colocation) return std::unexpected(colocation.error());
+    options.scheduler.colocation = *colocation;
+  }
   for (std::size_t start = 0; start < f.topology_levels.size();) {
     const std::size_t comma =
         std::min(f.topology_levels.find(',', start), f.topology_levels.size());
@@ -255,7 +272,13 @@ Result<tessera::ControllerOptions> OptionsFrom(const Flags& f) {
       f.spares_per_domain >= 0
           ? f.spares_per_domain
           : file.spares_per_domain.value_or(*recovery == tessera::RecoveryMode::kSpares);
-  if (auto s = tessera::CheckControllerOptions(options); !s) return std::unexpected(s.error());
+  if (auto s = tessera::CheckControllerOptions(options); !s) {
+    // A co-location file that conflicts with the queue policy or preemption: name the file.
+    if (!f.colocation_path.empty() && s.error().message.starts_with("colocation"))
+      return tessera::InvalidArgument(f.colocation_path + ": " + s.error().message);
+    return std::unexpected(s.error());
+  }
+  options.usage_window_ms = static_cast<tessera::Tick>(f.usage_window_s * 1000);
   options.heartbeat_timeout_ms = static_cast<tessera::Tick>(f.heartbeat_timeout_s * 1000);
   options.heartbeat_interval_ms = static_cast<tessera::Tick>(f.heartbeat_interval_s * 1000);
   options.gateway_url = f.gateway;

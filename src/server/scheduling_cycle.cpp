@@ -31,7 +31,11 @@ std::optional<CycleSnapshot> SchedulingCycle::SnapshotLocked(const Scheduler** s
   ApplyDependenciesLocked(core_);
   recovery_.RecoverLocked(cluster_, seed, versions_);
   for (auto id : state.active) state.jobs.at(id).waiting = false;
-  CycleSnapshot snapshot = BuildCycleSnapshot(state, cluster_, core_.Now(), seed, versions_);
+  // The usage window feeds co-location's oversell credit only (docs/colocation.md).
+  const Tick usage_window =
+      core_.options().scheduler.colocation.enabled ? core_.options().usage_window_ms : 0;
+  CycleSnapshot snapshot =
+      BuildCycleSnapshot(state, cluster_, core_.Now(), seed, versions_, usage_window);
   recovery_.HoldSpares(snapshot);
   for (const auto& problem : snapshot.problems) spdlog::warn("scheduling cycle: {}", problem);
   if (snapshot.snap.jobs.empty()) return std::nullopt;

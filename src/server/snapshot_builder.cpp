@@ -1,7 +1,10 @@
 #include "server/snapshot_builder.h"
 
 #include <algorithm>
+#include <cmath>
+#include <set>
 
+#include "sched/colocation/oversell.h"
 #include "sched/placement/task_placer.h"
 #include "server/job_gates.h"
 #include "server/resize_applier.h"
@@ -33,22 +36,33 @@ TaskPlacement PlacementOf(const TaskRecord& t, NodeId node) {
   return tp;
 }
 
-using UnitPlacements = std::map<std::pair<std::int64_t, int>, Placement>;
+using UnitKey = std::pair<std::int64_t, int>;
+using UnitPlacements = std::map<UnitKey, Placement>;
 
-// Takes every live task's resources in `working` and marks unschedulable nodes unhealthy;
-// returns the placements of the units holding them, in rank order.
+// What co-location needs of the live units besides their placements.
+struct LiveUnits {
+  std::set<UnitKey> oversold;                          // on online replicas' credit
+  std::map<UnitKey, std::vector<std::int64_t>> tasks;  // their live tasks
+};
+
+// Takes every live task's resources in `working` (an oversold task's CPU and memory only: its
+// GPU share is lent from online replicas, ChargedPlacement) and marks unschedulable nodes
+// unhealthy; returns the placements of the units holding them, in rank order, and fills `live`.
 UnitPlacements TakeLiveTasks(const ControllerState& state, const CycleCluster& cluster,
-                             ClusterState& working, std::vector<std::string>& problems) {
+                             ClusterState& working, std::vector<std::string>& problems,
+                             LiveUnits& live) {
   // Visited node by node; each unit's ranks are put in rank order at the end (a shrink keeps
   // ranks 0..k-1 where they run, so placement[i] must be rank i's).
-  std::map<std::pair<std::int64_t, int>, std::vector<std::pair<int, TaskPlacement>>> by_rank;
+  std::map<UnitKey, std::vector<std::pair<int, TaskPlacement>>> by_rank;
   for (const auto& [name, ids] : state.live_by_node) {
     auto nid = cluster.ids.find(name);
     if (nid == cluster.ids.end()) continue;
     for (auto id : ids) {
       const TaskRecord& t = state.tasks.at(id);
       const TaskPlacement tp = PlacementOf(t, nid->second);
-      if (!working.Apply({tp})) {
+      if (t.oversold) live.oversold.insert({t.job_id, t.unit});
+      live.tasks[{t.job_id, t.unit}].push_back(id);
+      if (!working.Apply(ChargedPlacement({tp}, t.oversold))) {
         problems.push_back("task " + std::to_string(id) + " does not fit its node " + name +
                            " in the rebuilt state");
       }
@@ -67,6 +81,25 @@ UnitPlacements TakeLiveTasks(const ControllerState& state, const CycleCluster& c
     if (nid != cluster.ids.end() && !node.schedulable()) working.SetHealthy(nid->second, false);
   }
   return placements;
+}
+
+// Co-location's `used` share of a running unit (JobView::used_gpu_milli): the highest
+// utilisation its tasks reported over the usage window, in milli of each GPU and at most what
+// each holds; -1 (all it holds) when one of them has not reported within the window.
+std::int32_t UsedGpuMilli(const ControllerState& state, const std::vector<std::int64_t>& tasks,
+                          Tick since) {
+  std::int32_t used = 0;
+  bool any = false;
+  for (auto id : tasks) {
+    const TaskRecord& t = state.tasks.at(id);
+    if (t.gpus.empty()) continue;
+    const auto high = TaskWindowMax(state.gpu_usage, id, since);
+    if (!high) return -1;
+    any = true;
+    used = std::max(
+        used, std::min(t.gpu_milli, static_cast<std::int32_t>(std::lround(*high * kMilliPerGpu))));
+  }
+  return any ? used : -1;
 }
 
 }  // namespace
@@ -146,11 +179,12 @@ std::optional<std::size_t> CycleSnapshot::IndexOf(JobId id) const {
 
 CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluster& cluster,
                                  Tick now, std::uint64_t seed,
-                                 std::shared_ptr<std::uint64_t> versions) {
+                                 std::shared_ptr<std::uint64_t> versions, Tick usage_window_ms) {
   CycleSnapshot out;
   out.cluster = cluster;
   out.working = std::make_unique<ClusterState>(*cluster.cluster, std::move(versions));
-  const auto placements = TakeLiveTasks(state, cluster, *out.working, out.problems);
+  LiveUnits live;
+  const auto placements = TakeLiveTasks(state, cluster, *out.working, out.problems, live);
   TakeResizeTargets(state, cluster, *out.working);
   Snapshot& snap = out.snap;
   snap.now = now;
@@ -183,8 +217,18 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
         const Tick interval = w->checkpoint_interval;
         const Tick saved =
             interval > 0 ? LastCheckpointAt(unit.started_ms, now, interval) : unit.started_ms;
-        snap.jobs.push_back(JobView{w.get(), JobPhase::kRunning, pit->second, unit.started_ms,
-                                    before.gpu_seconds, remaining, saved});
+        JobView v{w.get(),
+                  JobPhase::kRunning,
+                  pit->second,
+                  unit.started_ms,
+                  before.gpu_seconds,
+                  remaining,
+                  saved};
+        v.oversold = live.oversold.contains({id, unit.unit});
+        if (usage_window_ms > 0)
+          v.used_gpu_milli =
+              UsedGpuMilli(state, live.tasks[{id, unit.unit}], now - usage_window_ms);
+        snap.jobs.push_back(std::move(v));
       }
       out.index_[w->id.value] = out.units.size();
       out.units.push_back({id, unit.unit, unit.attempt, unit.phase});
@@ -202,7 +246,8 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
       auto pit = placements.find({id, unit.unit});
       if (pit == placements.end()) continue;
       if (!IsResizing(job, unit.unit)) {
-        snap.releasing.push_back(pit->second);
+        snap.releasing.push_back(
+            ChargedPlacement(pit->second, live.oversold.contains({id, unit.unit})));
       } else if (Placement dropped = DroppedRanks(*job.resize, pit->second, cluster);
                  !dropped.empty()) {
         snap.releasing.push_back(std::move(dropped));

@@ -66,15 +66,18 @@ struct CycleSnapshot {
 
  private:
   friend CycleSnapshot BuildCycleSnapshot(const ControllerState&, const CycleCluster&, Tick,
-                                          std::uint64_t, std::shared_ptr<std::uint64_t>);
+                                          std::uint64_t, std::shared_ptr<std::uint64_t>, Tick);
   std::unordered_map<std::uint32_t, std::size_t> index_;
 };
 
 // The snapshot of `state` at `now`; `seed` is the cycle's. `versions` is the node-version
 // source shared by every working state the caller's Scheduler sees (core/cluster_state.h).
+// With `usage_window_ms` > 0, each running unit's JobView::used_gpu_milli is the highest use
+// its tasks reported over that window (co-location's oversell credit, gpu_usage_feed.h).
 // REQUIRES: RefreshSchedulingWorkloads(state, cluster) since the state last changed.
 CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluster& cluster,
                                  Tick now, std::uint64_t seed,
-                                 std::shared_ptr<std::uint64_t> versions);
+                                 std::shared_ptr<std::uint64_t> versions,
+                                 Tick usage_window_ms = 0);
 
 }  // namespace tessera

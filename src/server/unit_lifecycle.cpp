@@ -209,9 +209,10 @@ void RecordTaskReport(ChangeBuilder& change, const std::string& node, const Task
       m.state = TaskState::kRunning;
       m.pid = r.pid;
       m.started_ms = r.started_ms > 0 ? r.started_ms : now;
-      change.Event(
-          "TaskStarted", object,
-          who + " started, pid " + std::to_string(r.pid) + ", GPUs [" + GpuList(m.gpus) + "]");
+      change.Event("TaskStarted", object,
+                   who + " started, pid " + std::to_string(r.pid) + ", GPUs [" + GpuList(m.gpus) +
+                       "]" + (m.oversold ? " (oversold)" : "") +
+                       (r.isolation.empty() ? "" : "; isolation: " + r.isolation));
     } else if (awaiting_readoption.erase(r.task_id) > 0) {
       change.Event("TaskReadopted", object,
                    who + " still running (pid " + std::to_string(r.pid) +

@@ -432,6 +432,7 @@ Result<ColocationRun> RunSetup(const Cluster& cluster, const Workloads& wl,
     }
     std::vector<int> uncontended(wl.services.size(), 0);
     double used_milli = 0, online_milli = 0, offline_milli = 0, oversold_milli = 0;
+    std::int64_t online_running = 0;
     for (std::size_t p = 0; p < pools.size(); ++p) {
       for (std::size_t i : pools[p].running) {
         const Job& j = jobs[i];
@@ -443,6 +444,7 @@ Result<ColocationRun> RunSetup(const Cluster& cluster, const Workloads& wl,
           continue;
         }
         online_milli += held;
+        ++online_running;
         used_milli += replica_fraction(j.service) * held;
         bool contended = false;
         for (const TaskPlacement& tp : j.placement) {
@@ -464,6 +466,9 @@ Result<ColocationRun> RunSetup(const Cluster& cluster, const Workloads& wl,
       }
       demand_sum += step_demand;
       served_sum += step_served;
+      run.online_replica_seconds += static_cast<double>(online_running) * ToSeconds(o.step);
+      for (const auto& service : wl.services)
+        run.static_peak_replica_seconds += service.max_replicas * ToSeconds(o.step);
       auto& h = hourly[static_cast<int>(hour)];
       h.first += step_demand;
       h.second += step_served;

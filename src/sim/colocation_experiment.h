@@ -19,7 +19,7 @@
 
 #include "core/cluster.h"
 #include "core/status.h"
-#include "sched/colocation/colocation_config.h"
+#include "core/colocation_config.h"
 #include "sim/trace/trace_job.h"
 
 namespace tessera {
@@ -80,6 +80,10 @@ struct ColocationRun {
   std::int64_t evictions_for_credit = 0;  // the online load took back oversold credit
   double offline_queue_seconds_mean = 0;  // finished tasks: first start − submit
   std::int64_t online_replica_starts = 0;
+  // Running online replicas × time, and what static provisioning for every service's peak
+  // (all its replicas, all the time) would have cost; both over the measured time.
+  double online_replica_seconds = 0;
+  double static_peak_replica_seconds = 0;
   // (seconds, value) per step, downsampled: allocation ratio, SLO attainment of the step, and
   // the online demand's GPUs at the target utilisation ÷ capacity.
   std::vector<std::pair<double, double>> allocation_series;

@@ -52,6 +52,8 @@ nlohmann::json ColocationRunJson(const ColocationRun& r) {
           {"evictions_for_online", r.evictions_for_online},
           {"evictions_for_credit", r.evictions_for_credit},
           {"online_replica_starts", r.online_replica_starts},
+          {"online_replica_seconds", r.online_replica_seconds},
+          {"static_peak_replica_seconds", r.static_peak_replica_seconds},
           {"series",
            {{"gpu_allocation_ratio", Pairs(r.allocation_series)},
             {"slo_attainment", Pairs(r.slo_series)},

@@ -195,7 +195,10 @@ Json ToJson(const TaskLaunch& t) {
           {"gracePeriodSeconds", t.grace_period_seconds},
           {"workingDir", t.working_dir},
           {"checkpointDir", t.checkpoint_dir},
-          {"checkpointIntervalSeconds", t.checkpoint_interval_seconds}};
+          {"checkpointIntervalSeconds", t.checkpoint_interval_seconds},
+          {"cpuMilli", t.cpu_milli},
+          {"memoryMib", t.memory_mib},
+          {"oversold", t.oversold}};
 }
 
 Json ToJson(const TaskReport& r) {
@@ -207,6 +210,7 @@ Json ToJson(const TaskReport& r) {
             {"startedMs", r.started_ms},
             {"finishedMs", r.finished_ms}};
   if (!r.message.empty()) j["message"] = r.message;
+  if (!r.isolation.empty()) j["isolation"] = r.isolation;
   if (r.seq != 0) j["seq"] = r.seq;
   return j;
 }
@@ -317,6 +321,9 @@ Result<TaskLaunch> TaskLaunchFromJson(const Json& j) {
   r.Get("workingDir", t.working_dir);
   r.Get("checkpointDir", t.checkpoint_dir);
   r.Get("checkpointIntervalSeconds", t.checkpoint_interval_seconds);
+  r.Get("cpuMilli", t.cpu_milli);
+  r.Get("memoryMib", t.memory_mib);
+  r.Get("oversold", t.oversold);
   if (auto s = r.status(); !s) return std::unexpected(s.error());
   if (t.command.empty()) return InvalidArgument("task.command: must not be empty");
   if (t.processes < 1 || t.processes > 1024) return InvalidArgument("task.processes: out of range");
@@ -335,6 +342,7 @@ Result<TaskReport> TaskReportFromJson(const Json& j) {
   r.Get("startedMs", t.started_ms);
   r.Get("finishedMs", t.finished_ms);
   r.Get("message", t.message);
+  r.Get("isolation", t.isolation);
   r.Get("seq", t.seq);
   if (auto s = r.status(); !s) return std::unexpected(s.error());
   if (t.seq < 0) return InvalidArgument("report.seq: must not be negative");

@@ -84,6 +84,13 @@ struct TaskLaunch {
   std::string working_dir;
   std::string checkpoint_dir;
   int checkpoint_interval_seconds = 0;  // spec.checkpoint.intervalSeconds; 0: not stated
+  // What the task was given of the node, for its cgroup's limits (docs/colocation.md,
+  // isolation); 0: not stated (older controllers).
+  std::int64_t cpu_milli = 0;
+  std::int64_t memory_mib = 0;
+  // Placed on online replicas' unused GPU share (co-location): its GPU share is lent, so it is
+  // not counted against the GPU, and it gets the lower CPU weight of an oversold task.
+  bool oversold = false;
 };
 
 enum class ReportedState { kRunning, kExited, kStopped, kFailedToStart, kLost };
@@ -99,6 +106,8 @@ struct TaskReport {
   std::int64_t started_ms = 0;
   std::int64_t finished_ms = 0;
   std::string message;  // e.g. why it could not start
+  // What isolation the agent applied to it and what was not possible (agent/task_isolation.h).
+  std::string isolation;
   // Orders one agent's reports: strictly increasing across all its reports, also across its
   // restarts. Heartbeats and exit reports travel on separate connections, so one built earlier
   // can arrive later; the controller drops a task's report older than one already applied.

@@ -116,8 +116,8 @@ Status EtcdStore::LoadLocked(StoreContents& out) {
   if (s) {
     s = LoadRecords(client_, Key("tasks/", ""), TaskRecordFromJson, [&](TaskRecord r) {
       if (IsLive(r.state)) {
-        for (int g : r.gpus) claimed_[{r.node, g}] += r.gpu_milli;
-        live_tasks_[r.id] = {r.node, r.gpus, r.gpu_milli};
+        for (int g : r.gpus) claimed_[{r.node, g}] += ClaimedGpuMilli(r);
+        live_tasks_[r.id] = {r.node, r.gpus, ClaimedGpuMilli(r)};
         live_by_job_[r.job_id].insert(r.id);
       }
       out.tasks.push_back(std::move(r));
@@ -178,11 +178,11 @@ Status EtcdStore::Plan(const Change& change, Json& ops, std::vector<EventRecord>
     if (IsLive(t.state)) {
       for (int g : t.gpus) {
         auto& milli = claimed[{t.node, g}];
-        if (milli + t.gpu_milli > 1000)
+        if (milli + ClaimedGpuMilli(t) > 1000)
           return FailedPrecondition("task " + std::to_string(t.id) + " on GPU " +
                                     std::to_string(g) + " of " + t.node +
                                     ": GPU claimed by two live tasks");
-        milli += t.gpu_milli;
+        milli += ClaimedGpuMilli(t);
       }
     }
     ops.push_back(EtcdPut(Key("tasks/", Pad(t.job_id) + "/" + Pad(t.id)), RecordText(ToJson(t))));
@@ -236,8 +236,8 @@ void EtcdStore::Mirror(const Change& change, const std::vector<EventRecord>& eve
       live_by_job_[t.job_id].erase(t.id);
     }
     if (IsLive(t.state)) {
-      for (int g : t.gpus) claimed_[{t.node, g}] += t.gpu_milli;
-      live_tasks_[t.id] = {t.node, t.gpus, t.gpu_milli};
+      for (int g : t.gpus) claimed_[{t.node, g}] += ClaimedGpuMilli(t);
+      live_tasks_[t.id] = {t.node, t.gpus, ClaimedGpuMilli(t)};
       live_by_job_[t.job_id].insert(t.id);
     }
   }

@@ -111,7 +111,8 @@ Json ToJson(const TaskRecord& r) {
           {"finishedMs", r.finished_ms},
           {"message", r.message},
           {"masterAddr", r.master_addr},
-          {"masterPort", r.master_port}};
+          {"masterPort", r.master_port},
+          {"oversold", r.oversold}};
 }
 
 Json ToJson(const NodeRecord& r) {
@@ -219,6 +220,7 @@ Result<TaskRecord> TaskRecordFromJson(const Json& j) {
   f.Get("message", r.message);
   f.Get("masterAddr", r.master_addr);
   f.Get("masterPort", r.master_port);
+  if (j.contains("oversold")) f.Get("oversold", r.oversold);  // absent before co-location
   if (auto s = f.Done(); !s) return std::unexpected(s.error());
   if (!ParseTaskState(state, &r.state))
     return IoError("etcd store: task " + std::to_string(r.id) + ": unknown state " + state);

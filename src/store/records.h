@@ -94,7 +94,13 @@ struct TaskRecord {
   std::string message;
   std::string master_addr;
   int master_port = 0;
+  // Placed on online replicas' unused GPU by co-location (sched/colocation/oversell.h): its GPU
+  // share is lent, not owned, so it holds no GPU claim in the store.
+  bool oversold = false;
 };
+
+// The GPU milli per GPU a task claims in the store: none for an oversold task.
+inline std::int32_t ClaimedGpuMilli(const TaskRecord& t) { return t.oversold ? 0 : t.gpu_milli; }
 
 struct NodeRecord {
   std::string name;

@@ -70,6 +70,7 @@ CREATE TABLE IF NOT EXISTS tasks(
   message TEXT NOT NULL,
   master_addr TEXT NOT NULL,
   master_port INTEGER NOT NULL,
+  oversold INTEGER NOT NULL DEFAULT 0,
   UNIQUE(job_id, unit, attempt, rank));
 CREATE INDEX IF NOT EXISTS tasks_by_job ON tasks(job_id);
 CREATE TABLE IF NOT EXISTS gpu_claims(
@@ -356,7 +357,7 @@ Status SqliteStore::CreateSchema() {
   }
   // Older stores lack the columns added since (CREATE TABLE IF NOT EXISTS leaves their tables
   // as they are): version 1 jobs.held, versions 1 and 2 nodes.topology, 1 to 3 nodes.cordoned,
-  // 1 to 4 units.resize.
+  // 1 to 4 units.resize, 1 to 6 tasks.oversold.
   std::vector<const char*> upgrades;
   if (from_version == 1)
     upgrades.push_back("ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0");
@@ -366,6 +367,8 @@ Status SqliteStore::CreateSchema() {
     upgrades.push_back("ALTER TABLE nodes ADD COLUMN cordoned INTEGER NOT NULL DEFAULT 0");
   if (from_version >= 1 && from_version <= 4 && !TableHasColumn("units", "resize"))
     upgrades.push_back("ALTER TABLE units ADD COLUMN resize TEXT NOT NULL DEFAULT ''");
+  if (from_version >= 1 && from_version <= 6 && !TableHasColumn("tasks", "oversold"))
+    upgrades.push_back("ALTER TABLE tasks ADD COLUMN oversold INTEGER NOT NULL DEFAULT 0");
   for (const char* sql : upgrades) {
     if (auto s = Exec(sql); !s) {
       (void)Exec("ROLLBACK");
@@ -439,7 +442,7 @@ Result<StoreContents> SqliteStore::Load() {
     Stmt st(statements_, db_,
             "SELECT id, job_id, unit, attempt, rank, node, gpus, gpu_milli, cpu_milli, "
             "memory_mib, state, exit_code, signal, pid, created_ms, started_ms, finished_ms, "
-            "message, master_addr, master_port FROM tasks ORDER BY id");
+            "message, master_addr, master_port, oversold FROM tasks ORDER BY id");
     while (st.Next()) {
       TaskRecord t;
       t.id = st.ColInt(0);
@@ -465,6 +468,7 @@ Result<StoreContents> SqliteStore::Load() {
       t.message = st.ColText(17);
       t.master_addr = st.ColText(18);
       t.master_port = static_cast<int>(st.ColInt(19));
+      t.oversold = st.ColInt(20) != 0;
       out.tasks.push_back(std::move(t));
     }
     if (!st.ok()) return StatementError(st, "loading tasks");
@@ -566,8 +570,9 @@ Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& 
     Stmt st(statements_, db_,
             "INSERT INTO tasks(id, job_id, unit, attempt, rank, node, gpus, gpu_milli, cpu_milli, "
             "memory_mib, state, exit_code, signal, pid, created_ms, started_ms, finished_ms, "
-            "message, master_addr, master_port) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            "?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET state = excluded.state, exit_code = "
+            "message, master_addr, master_port, oversold) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET state = excluded.state, "
+            "exit_code = "
             "excluded.exit_code, signal = excluded.signal, pid = excluded.pid, started_ms = "
             "excluded.started_ms, finished_ms = excluded.finished_ms, message = excluded.message");
     st.Int(1, t.id).Int(2, t.job_id).Int(3, t.unit).Int(4, t.attempt).Int(5, t.rank);
@@ -575,11 +580,12 @@ Status SqliteStore::ApplyLocked(const Change& change, std::vector<EventRecord>& 
     st.Int(10, t.memory_mib).Text(11, TaskStateName(t.state)).Int(12, t.exit_code);
     st.Int(13, t.signal).Int(14, t.pid).Int(15, t.created_ms).Int(16, t.started_ms);
     st.Int(17, t.finished_ms).Text(18, t.message).Text(19, t.master_addr).Int(20, t.master_port);
+    st.Int(21, t.oversold ? 1 : 0);
     if (!st.Run()) return StatementError(st, what);
     // Claims follow the task's state: a live task holds its GPUs, an ended one holds none.
     Stmt release(statements_, db_, "DELETE FROM gpu_claims WHERE task_id = ?");
     if (!release.Int(1, t.id).Run()) return StatementError(release, what);
-    if (IsLive(t.state)) {
+    if (IsLive(t.state) && ClaimedGpuMilli(t) > 0) {
       for (int g : t.gpus) {
         Stmt claim(statements_, db_,
                    "INSERT INTO gpu_claims(node, gpu, task_id, milli) VALUES(?, ?, ?, ?)");

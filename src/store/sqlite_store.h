@@ -30,8 +30,9 @@ namespace tessera {
 
 class SqliteStore final : public Store {
  public:
-  // 2: jobs.held; 3: nodes.topology; 4: nodes.cordoned; 5: units.resize; 6: node_credentials
-  static constexpr int kSchemaVersion = 6;
+  // 2: jobs.held; 3: nodes.topology; 4: nodes.cordoned; 5: units.resize; 6: node_credentials;
+  // 7: tasks.oversold
+  static constexpr int kSchemaVersion = 7;
 
   struct Options {
     bool read_only = false;              // no lock, no writes (inspection, tests)

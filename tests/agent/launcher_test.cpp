@@ -321,6 +321,70 @@ TEST(HeartbeatBatchesTest, PartsBoundTasksAndNodesAndKeepEachNodeWhole) {
   EXPECT_EQ(SplitNodesHeartbeat({}).size(), 1U);
 }
 
+// Isolation (agent/task_isolation.h): Kubernetes' CPU request to shares to runc's v2 weight;
+// oversold tasks get the BestEffort weight.
+TEST(IsolationTest, CpuWeightFollowsTheRequestAndOversoldGetsTheLeast) {
+  EXPECT_EQ(CpuWeightFor(1000, false), 39);       // 1024 shares
+  EXPECT_EQ(CpuWeightFor(4000, false), 157);      // 4096 shares
+  EXPECT_EQ(CpuWeightFor(0, false), 1);           // at least 2 shares
+  EXPECT_EQ(CpuWeightFor(256000, false), 10000);  // the most shares: the most weight
+  EXPECT_EQ(CpuWeightFor(4000, true), 1);
+}
+
+TEST(IsolationTest, MpsOnlyWithRealGpusAndADaemonAndOnlyForShares) {
+  EXPECT_FALSE(DetectMps(true, "/nonexistent").available);
+  EXPECT_EQ(DetectMps(true, "/nonexistent").reason, "simulated GPUs (no CUDA device to share)");
+  const MpsSupport none = DetectMps(false, "/nonexistent/mps");
+  EXPECT_FALSE(none.available);
+  EXPECT_NE(none.reason.find("/nonexistent/mps/control missing"), std::string::npos);
+  char tmpl[] = "/tmp/tessera-mps-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string pipe = tmpl;
+  std::ofstream(pipe + "/control") << "";
+  const MpsSupport mps = DetectMps(false, pipe);
+  ASSERT_TRUE(mps.available) << mps.reason;
+  TaskLaunch t = Worker(0);
+  t.gpus = {3, 5};
+  EXPECT_TRUE(MpsEnvironment(t, mps, 81920).empty());  // whole GPUs: nothing to share
+  EXPECT_EQ(MpsSummary(t, mps, 81920), "MPS: not needed (whole GPUs)");
+  t.gpu_milli = 250;
+  auto env = MpsEnvironment(t, mps, 81920);
+  EXPECT_EQ(env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"], "25");
+  EXPECT_EQ(env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"], "0=20480M,1=20480M");  // renumbered from 0
+  EXPECT_EQ(env["CUDA_MPS_PIPE_DIRECTORY"], pipe);
+  LaunchSettings s;
+  s.mps = &mps;
+  s.gpu_memory_mib = 81920;
+  EXPECT_EQ(AsMap(TaskEnvironment(t, 0, s, {}))["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"], "25");
+  EXPECT_EQ(MpsSummary(t, none, 81920), "MPS: not possible: " + none.reason);
+  std::filesystem::remove_all(pipe);
+}
+
+// Where the machine gives no cgroup v2 (this VM: cgroup v1), the launch says so and runs anyway.
+TEST(IsolationTest, LaunchReportsWhatIsolationWasNotPossible) {
+  char tmpl[] = "/tmp/tessera-iso-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string state = tmpl;
+  LaunchSettings s;
+  s.state_dir = state;
+  s.node = "n";
+  s.simulated_gpus = true;
+  s.no_cgroups = "no cgroup v2 unified hierarchy at /sys/fs/cgroup";
+  const MpsSupport mps = DetectMps(true, "/tmp/nvidia-mps");
+  s.mps = &mps;
+  TaskLaunch t = Worker(0);
+  t.processes = 1;
+  t.gpu_milli = 500;
+  t.command = {"/bin/true"};
+  auto launched = LaunchTask(t, s);
+  ASSERT_TRUE(launched.has_value()) << launched.error().message;
+  EXPECT_EQ(launched->isolation,
+            "cgroup v2: not possible: no cgroup v2 unified hierarchy at /sys/fs/cgroup; MPS: not "
+            "possible: simulated GPUs (no CUDA device to share)");
+  for (pid_t pid : launched->pids) waitpid(pid, nullptr, 0);
+  std::filesystem::remove_all(state);
+}
+
 // Reads `s` to its end as the CLI does (offsets acknowledging what was read), reaping its command
 // as the agent's monitor would.
 ExecOutput ReadAll(ExecSession& s, std::string* out, std::string* err) {

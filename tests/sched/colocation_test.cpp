@@ -8,7 +8,7 @@
 #include <map>
 
 #include "core/rng.h"
-#include "sched/colocation/colocation_config.h"
+#include "core/colocation_config.h"
 #include "sched/colocation/eviction.h"
 #include "sched/colocation/oversell.h"
 #include "sched/scheduler.h"

@@ -149,5 +149,50 @@ TEST(SnapshotBuilderTest, TheSameStateGivesTheSameSnapshot) {
   }
 }
 
+// Co-location live: an oversold task takes CPU and memory but no GPU share in the working state
+// (its share is lent from the replica), and a running replica's used share is the highest use
+// its task reported over the usage window (-1 without a report in it).
+TEST(SnapshotBuilderTest, OversoldTasksHoldNoGpuShareAndReplicasShowTheirWindowsUse) {
+  ControllerState state;
+  AddNode(state, "node-0", 1);
+  const auto service = AddJob(
+      state,
+      "apiVersion: tessera/v1\nkind: InferenceService\nmetadata: {name: chat}\nspec: {replicas: "
+      "1, gpusPerReplica: 1, command: [serve]}\n");
+  const auto batch = AddJob(state, BatchYaml("eval", 1));
+  RunUnit(state, service, 0, {{"node-0", {0}}});
+  RunUnit(state, batch, 0, {{"node-0", {0}}});
+  const std::int64_t replica = state.jobs.at(service).tasks[0];
+  TaskRecord& offline = state.tasks.at(state.jobs.at(batch).tasks[0]);
+  offline.gpu_milli = 400;
+  offline.cpu_milli = 2000;
+  offline.oversold = true;
+  ASSERT_TRUE(
+      RecordGpuUsageLocked(state, state.gpu_usage, "node-0", {{replica, 0, 0.6, 0}}, 2000, 10000)
+          .empty());
+  ASSERT_TRUE(
+      RecordGpuUsageLocked(state, state.gpu_usage, "node-0", {{replica, 0, 0.25, 0}}, 4000, 10000)
+          .empty());
+  const CycleCluster cluster = BuildCycleCluster(state);
+  RefreshSchedulingWorkloads(state, cluster);
+  const CycleSnapshot s =
+      BuildCycleSnapshot(state, cluster, 5000, 7, std::make_shared<std::uint64_t>(0), 10000);
+  EXPECT_TRUE(s.problems.empty()) << s.problems[0];  // the GPU is not taken twice
+  EXPECT_EQ(s.working->free_gpu_milli(), 0);         // the replica's whole GPU, no more
+  EXPECT_EQ(s.working->node(NodeId(0)).free.cpu_milli, 64000 - 2000);
+  ASSERT_EQ(s.snap.jobs.size(), 2u);
+  EXPECT_EQ(s.snap.jobs[0].used_gpu_milli, 600);  // the window's highest, not the latest
+  EXPECT_FALSE(s.snap.jobs[0].oversold);
+  EXPECT_TRUE(s.snap.jobs[1].oversold);
+  // A window that ends before the reports: as much as it holds.
+  const CycleSnapshot later =
+      BuildCycleSnapshot(state, cluster, 20000, 7, std::make_shared<std::uint64_t>(0), 10000);
+  EXPECT_EQ(later.snap.jobs[0].used_gpu_milli, -1);
+  // Without a window (no co-location): not looked at.
+  const CycleSnapshot off =
+      BuildCycleSnapshot(state, cluster, 5000, 7, std::make_shared<std::uint64_t>(0));
+  EXPECT_EQ(off.snap.jobs[0].used_gpu_milli, -1);
+}
+
 }  // namespace
 }  // namespace tessera

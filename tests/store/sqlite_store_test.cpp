@@ -165,6 +165,53 @@ TEST_F(SqliteStoreTest, NoGpuIsClaimedByTwoLiveTasks) {
   EXPECT_EQ(contents->tasks.size(), 5u);  // 1, 5, 6, 8, 9: nothing of the failed changes
 }
 
+// An oversold task (co-location) holds a share lent from an online replica's GPU: it claims
+// nothing, so it lands on a GPU held whole, round-trips with its flag, and ends like any other.
+TEST_F(SqliteStoreTest, OversoldTasksClaimNoGpu) {
+  auto store = OpenStore();
+  Change jobs;
+  jobs.put_jobs = {Job(1, "chat"), Job(2, "eval")};
+  ASSERT_TRUE(store->Commit(jobs));
+  Change replica;
+  replica.put_tasks.push_back(Task(1, 1, "n0", {0}));
+  ASSERT_TRUE(store->Commit(replica));
+  TaskRecord lent = Task(2, 2, "n0", {0}, 400);
+  lent.oversold = true;
+  Change oversold;
+  oversold.put_tasks = {lent};
+  ASSERT_TRUE(store->Commit(oversold)) << "an oversold share is no claim";
+  Change regular;
+  regular.put_tasks.push_back(Task(3, 2, "n0", {0}, 400));
+  EXPECT_FALSE(store->Commit(regular).has_value()) << "the GPU is still held whole";
+  store.reset();
+  auto contents = OpenStore()->Load();
+  ASSERT_TRUE(contents.has_value());
+  ASSERT_EQ(contents->tasks.size(), 2u);
+  EXPECT_FALSE(contents->tasks[0].oversold);
+  EXPECT_TRUE(contents->tasks[1].oversold);
+}
+
+// A version 6 store (before tasks.oversold) opens: its tasks are not oversold.
+TEST_F(SqliteStoreTest, UpgradesAVersion6StoreWithTheOversoldColumn) {
+  {
+    auto store = OpenStore();
+    Change c;
+    c.put_jobs.push_back(Job(1, "old"));
+    c.put_tasks.push_back(Task(1, 1, "n0", {0}));
+    ASSERT_TRUE(store->Commit(c).has_value());
+  }
+  const std::string cmd = "sqlite3 " + path_ +
+                          " \"ALTER TABLE tasks DROP COLUMN oversold; UPDATE meta SET value='6' "
+                          "WHERE key='schema_version'\"";
+  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "sqlite3 shell not available";
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  auto contents = store->Load();
+  ASSERT_TRUE(contents.has_value()) << contents.error().message;
+  ASSERT_EQ(contents->tasks.size(), 1u);
+  EXPECT_FALSE(contents->tasks[0].oversold);
+}
+
 TEST_F(SqliteStoreTest, AFailedChangeAppliesNothing) {
   auto store = OpenStore();
   Change c;

@@ -190,10 +190,29 @@ std::optional<TaskPlacement> ColocationCycle::PlaceOnlineTask(
   return placer.Place(working_, shape, job.allowed_models, rng, &only);
 }
 
+bool ColocationCycle::WaitsForReleased(const TaskPlacer& placer, const Workload& job) {
+  if (snap_.releasing.empty()) return false;
+  auto fits = [&] {
+    Rng trial(snap_.seed);
+    auto placed = placer.PlaceGang(working_, job, trial);
+    if (placed) working_.Release(*placed);
+    return placed.has_value();
+  };
+  if (fits()) return false;
+  for (const Placement& p : snap_.releasing) working_.Release(p);
+  const bool later = fits();
+  // Only a trial placement, given back, was made in between: these apply again.
+  for (const Placement& p : snap_.releasing) (void)working_.Apply(p);
+  return later;
+}
+
 void ColocationCycle::Before(const TaskPlacer& placer, Rng& rng, Decisions& out) {
   ReclaimCredit(out);
   for (const JobView* v : Pending(CoClass::kOnline)) {
     const Workload& job = *v->job;
+    // Victims of an earlier cycle hold their resources until their processes are gone (the
+    // controller's grace period): a job that fits once they have waits, evicting no one else.
+    if (WaitsForReleased(placer, job)) continue;
     Placement placed;
     std::vector<const JobView*> victims;
     bool ok = true;

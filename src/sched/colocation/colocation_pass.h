@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "core/cluster_state.h"
+#include "core/colocation_config.h"
 #include "core/rng.h"
-#include "sched/colocation/colocation_config.h"
 #include "sched/decision.h"
 #include "sched/placement/task_placer.h"
 #include "sched/snapshot.h"
@@ -49,6 +49,9 @@ class ColocationCycle {
   void Evict(const JobView* v, const std::string& reason, Decisions& out);
   void ReclaimCredit(Decisions& out);
   std::vector<const JobView*> Pending(CoClass cls) const;
+  // Whether `job` does not fit now but will once the gangs being stopped are gone
+  // (Snapshot::releasing; live only, the simulator frees at once).
+  bool WaitsForReleased(const TaskPlacer& placer, const Workload& job);
   // Places one task of an online job, evicting offline tasks on one node if it must; the
   // victims are appended to `victims` (already released in working_).
   std::optional<TaskPlacement> PlaceOnlineTask(const TaskPlacer& placer, Rng& rng,

@@ -1,8 +1,8 @@
 // Online/offline co-location (docs/colocation.md): which workload kinds are online (latency
 // bound, never preempted for offline work) and which are offline (soak idle and oversold
 // capacity, evicted first), how much of online replicas' unused GPU offline work may borrow,
-// and what an eviction costs. Validated here; read from YAML by the simulator
-// (sim/colocation_config_file.h).
+// and what an eviction costs. A value type (core) so that the file reader (spec/colocation_file.h)
+// serves the simulator and the controller alike; the scheduler's step is sched/colocation/.
 #pragma once
 
 #include <cstdint>

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/colocation_config.h"
 #include "core/status.h"
-#include "sched/colocation/colocation_config.h"
 
 namespace tessera {
 

@@ -1,4 +1,4 @@
-#include "sim/colocation_config_file.h"
+#include "spec/colocation_file.h"
 
 #include <yaml-cpp/yaml.h>
 

@@ -1,4 +1,4 @@
-#include "sched/colocation/colocation_config.h"
+#include "core/colocation_config.h"
 
 #include <algorithm>
 #include <string>
