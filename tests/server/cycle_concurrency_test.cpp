@@ -110,7 +110,7 @@ TEST(CycleConcurrencyTest, TheApiAnswersWhileALongCycleRuns) {
           break;
         }
         case 1:
-          EXPECT_EQ(c.ListJobs({"default", "filler-0", {}, 1}).size(), 1u);
+          EXPECT_EQ(c.ListJobs({"default", "filler-0", {}, 1}).jobs.size(), 1u);
           break;
         default:
           EXPECT_EQ(c.ServerStatus()["nodes"], kNodes);
