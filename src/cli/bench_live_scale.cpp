@@ -235,11 +235,11 @@ Result<Json> CycleTimes(const std::string& url) {
   if (!res) return std::unexpected(res.error());
   Json out = {{"p50", 0.0}, {"p99", 0.0}, {"cycles", 0}};
   for (const auto& s : ParseMetricsText(res->body, {"tessera_scheduling_cycle_recent_seconds",
-                                                    "tessera_scheduling_cycle_recent_count"})) {
-    const std::string q = s.labels.contains("quantile") ? s.labels.at("quantile") : "";
-    if (q == "0.5") out["p50"] = s.value * 1000;
-    if (q == "0.99") out["p99"] = s.value * 1000;
-    if (s.name == "tessera_scheduling_cycle_recent_count") out["cycles"] = s.value;
+                                                    "tessera_scheduling_cycle_recent_cycles"})) {
+    const std::string q = s.labels.contains("percentile") ? s.labels.at("percentile") : "";
+    if (q == "50") out["p50"] = s.value * 1000;
+    if (q == "99") out["p99"] = s.value * 1000;
+    if (s.name == "tessera_scheduling_cycle_recent_cycles") out["cycles"] = s.value;
   }
   return out;
 }

@@ -98,11 +98,11 @@ void ControllerMetrics::Write(MetricsWriter& out) const {
   out.Sample({}, cycle_seconds_);
   out.Family("tessera_scheduling_cycle_recent_seconds", MetricType::kGauge,
              "Wall time of the last 4096 scheduling cycles that had pending work: the median "
-             "(quantile 0.5) and the 99th percentile (quantile 0.99).");
-  for (const auto& [label, p] : {std::pair{"0.5", 50.0}, std::pair{"0.99", 99.0}}) {
-    out.Sample({{"quantile", label}}, Percentile(recent_pending_cycles_, p));
+             "(percentile 50) and the 99th percentile (a gauge, not a summary: no sum or count).");
+  for (const auto& [label, p] : {std::pair{"50", 50.0}, std::pair{"99", 99.0}}) {
+    out.Sample({{"percentile", label}}, Percentile(recent_pending_cycles_, p));
   }
-  out.Single("tessera_scheduling_cycle_recent_count", MetricType::kGauge,
+  out.Single("tessera_scheduling_cycle_recent_cycles", MetricType::kGauge,
              "Scheduling cycles in tessera_scheduling_cycle_recent_seconds (at most 4096).",
              static_cast<double>(recent_pending_cycles_.size()));
   out.Family("tessera_scheduling_cycle_locked_seconds", MetricType::kHistogram,

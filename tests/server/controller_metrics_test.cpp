@@ -105,9 +105,9 @@ TEST_F(ControllerMetricsTest, DecisionsVictimsAndLatencyAreCounted) {
       1);
   EXPECT_EQ(SampleOf(text, "tessera_scheduling_cycle_duration_seconds_count"), 2);
   // Both cycles had pending work: both are among the recent ones timed.
-  EXPECT_EQ(SampleOf(text, "tessera_scheduling_cycle_recent_count"), 2);
-  EXPECT_GT(SampleOf(text, "tessera_scheduling_cycle_recent_seconds{quantile=\"0.99\"}").value_or(0),
-            0);
+  EXPECT_EQ(SampleOf(text, "tessera_scheduling_cycle_recent_cycles"), 2);
+  EXPECT_GT(
+      SampleOf(text, "tessera_scheduling_cycle_recent_seconds{percentile=\"99\"}").value_or(0), 0);
   EXPECT_GE(SampleOf(text, "tessera_store_commit_duration_seconds_count").value_or(0), 3);
   EXPECT_EQ(
       SampleOf(text, "tessera_jobs{queue=\"nlp/sft\",kind=\"TrainingJob\",phase=\"Pending\"}"), 1);
