@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "server/live_harness.h"
+#include "server/loopback_socket.h"
 
 namespace tessera::testing {
 namespace {
@@ -28,15 +29,8 @@ int PortOf(const std::string& url) { return std::stoi(url.substr(url.rfind(':') 
 
 // A raw connection to 127.0.0.1:port with `text` sent; -1 on failure.
 int ConnectAndSend(int port, const std::string& text) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
+  const int fd = ConnectLoopback(port);
+  if (fd < 0) return -1;
   if (!text.empty() && ::send(fd, text.data(), text.size(), MSG_NOSIGNAL) < 0) {
     ::close(fd);
     return -1;

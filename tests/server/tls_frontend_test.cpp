@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "server/loopback_socket.h"
 #include "server/process_harness.h"
 
 namespace tessera::testing {
@@ -22,19 +23,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-int Connect(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 // True when the server closed `fd` (end of stream or reset) within `ms`.
 bool ClosedWithin(int fd, int ms) {
@@ -94,7 +82,7 @@ TEST_F(TlsFrontendTest, StalledHandshakesNeitherStarveNorOutliveTheDeadline) {
   // A TLS record header and the start of a ClientHello, then nothing more.
   static constexpr unsigned char kPartialHello[] = {0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00};
   for (int i = 0; i < 150; ++i) {
-    const int fd = Connect(port_);
+    const int fd = ConnectLoopback(port_);
     ASSERT_GE(fd, 0);
     if (i % 3 == 0) ::send(fd, kPartialHello, sizeof kPartialHello, MSG_NOSIGNAL);
     stalled.push_back(fd);
