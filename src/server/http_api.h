@@ -34,6 +34,7 @@
 #include "core/status.h"
 #include "server/agent_client.h"
 #include "server/controller.h"
+#include "server/exec_session_table.h"
 #include "server/http_auth.h"
 #include "server/http_frontend.h"
 #include "server/tls_socket.h"
@@ -56,6 +57,8 @@ class ApiServer {
   void RequireAuth(std::shared_ptr<const RequestGuard> guard);
   // How task logs, exec and GPU usage reach the agents (agent_client.h). Call before Serve().
   void SetAgentTls(const AgentClientTls& tls) { *agent_tls_ = tls; }
+  // Caps on open `tessera exec` sessions (exec_session_table.h).
+  void SetExecLimits(const ExecSessionLimits& limits);
   // Serves until Stop(). REQUIRES: Bind succeeded.
   void Serve();
   void Stop();
@@ -77,6 +80,7 @@ class ApiServer {
   void PreRouting();
   std::unique_ptr<RoutedServer> http_;  // routes only: the front end owns the connections
   std::unique_ptr<AgentClientTls> agent_tls_ = std::make_unique<AgentClientTls>();
+  std::shared_ptr<ExecSessionTable> exec_sessions_ = std::make_shared<ExecSessionTable>();
   FrontendLimits limits_;
   std::unique_ptr<TlsContext> tls_;            // EnableTls(); null: plain HTTP
   std::unique_ptr<HttpFrontend> front_;        // from Bind()

@@ -67,6 +67,7 @@ struct Flags {
   std::string tls_cert_file;
   std::string tls_key_file;
   tessera::AgentClientTls agent_tls;
+  tessera::ExecSessionLimits exec;
 };
 
 // The HTTP front end's limits (src/server/http_frontend.h).
@@ -90,6 +91,15 @@ void AddLimitFlags(CLI::App& app, Flags& f) {
                  "beyond, the oldest is answered at once")
       ->capture_default_str()
       ->check(CLI::Range(1, 1'000'000));
+  app.add_option("--max-exec-sessions", f.exec.max_total,
+                 "`tessera exec` sessions open at once (each read holds a long-poll worker while "
+                 "it waits for output); beyond, 429")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
+  app.add_option("--max-exec-sessions-per-user", f.exec.max_per_user,
+                 "`tessera exec` sessions one user may have open at once; beyond, 429")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
   app.add_option("--max-connections", f.limits.max_connections,
                  "Open connections; a new one beyond evicts the longest idle, else the slowest "
                  "to send its request")
@@ -382,6 +392,7 @@ int Serve(const Flags& f, tessera::Store& store, const std::string& store_name, 
         if (n != nullptr) n->Detach();
       });
   server.SetAgentTls(f.agent_tls);
+  server.SetExecLimits(f.exec);
   auto bound = tessera::BindRetrying([&] { return server.Bind(f.listen, port); });
   if (!bound) {
     spdlog::error("{}", bound.error().message);
