@@ -19,6 +19,8 @@
 //   POST   /v1/agents/{node}/tasks/{id}/status
 //   GET    /metrics                          Prometheus text (metrics_routes.h, docs/metrics.md)
 //   GET    /v1/usage                         GPU use read from the agents (ui_routes.h)
+//   GET    /v1/queues/history?sinceMs=       dominant share per queue, last hour (ui_routes.h)
+//   GET    /v1/nodes/changes?since=GEN       nodes changed since a generation (ui_routes.h)
 //   GET    /ui/                              the dashboard (ui_routes.h, docs/dashboard.md)
 //
 // With RequireAuth (tesserad without --insecure) every route but healthz needs a bearer token
