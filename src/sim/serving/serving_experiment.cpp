@@ -157,10 +157,14 @@ Result<ServingRun> RunServing(const LlmTrace& trace, const std::string& router,
   serve::RoutingConfig config = options.routing;
   config.slo_ttft_ms = options.slo_ttft_ms;
   const auto start = std::chrono::steady_clock::now();
-  ServingSimulation sim(
-      trace, options,
-      serve::Router(std::move(*policy), options.replicas, block_tokens, options.engine, config),
-      block_tokens, gpu_blocks);
+  // The gateway bounds its index per replica (serve::IndexCapacityFor); so does its view here.
+  const std::int64_t index_capacity = options.load_view == LoadView::kGateway
+                                          ? serve::IndexCapacityFor(options.engine, block_tokens)
+                                          : 0;
+  ServingSimulation sim(trace, options,
+                        serve::Router(std::move(*policy), options.replicas, block_tokens,
+                                      options.engine, config, index_capacity),
+                        block_tokens, gpu_blocks);
   const std::int64_t duration = sim.Run();
   ServingRun run;
   run.router = router;
