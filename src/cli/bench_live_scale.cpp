@@ -168,6 +168,30 @@ int JobsIn(const Json& status, const char* phase) {
   return status.contains("jobs") ? status["jobs"].value(phase, 0) : 0;
 }
 
+}  // namespace
+
+Result<double> SubmitAndTimeMs(ApiClient& api, const std::string& queue, const std::string& name,
+                               const std::string& spec, const std::string& task_stamp,
+                               int poll_ms) {
+  auto job = JsonOf(api.Post("/v1/jobs", spec));
+  if (!job) return std::unexpected(job.error());
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (true) {
+    auto detail = JsonOf(api.Get("/v1/jobs/" + queue + "/" + name));
+    if (!detail) return std::unexpected(detail.error());
+    const Json& tasks = (*detail)["taskList"];
+    if (!tasks.empty() && tasks[0].value(task_stamp, std::int64_t{0}) > 0) {
+      return static_cast<double>(tasks[0][task_stamp].get<std::int64_t>() -
+                                 (*detail)["submitTimeMs"].get<std::int64_t>());
+    }
+    if (Clock::now() > deadline)
+      return Internal("job " + queue + "/" + name + ": no " + task_stamp + " within 30 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
+  }
+}
+
+namespace {
+
 // Probe jobs of priority 100, one at a time until `stop`: the bind's commit (its task's
 // creation) minus the submission, both stamped by the controller.
 Result<std::vector<double>> RunProbes(const std::string& url, int probes,
@@ -176,21 +200,10 @@ Result<std::vector<double>> RunProbes(const std::string& url, int probes,
   std::vector<double> waits;
   for (int i = 0; i < probes && !stop; ++i) {
     const std::string name = "probe-" + std::to_string(i);
-    auto job = JsonOf(api.Post("/v1/jobs", SingleGpuSpec(name, "bench-probe", 100, 2)));
-    if (!job) return std::unexpected(job.error());
-    const auto deadline = Clock::now() + std::chrono::seconds(30);
-    while (true) {
-      auto detail = JsonOf(api.Get("/v1/jobs/bench-probe/" + name));
-      if (!detail) return std::unexpected(detail.error());
-      const Json& tasks = (*detail)["taskList"];
-      if (!tasks.empty() && tasks[0].value("createdMs", std::int64_t{0}) > 0) {
-        waits.push_back(static_cast<double>(tasks[0]["createdMs"].get<std::int64_t>() -
-                                            (*detail)["submitTimeMs"].get<std::int64_t>()));
-        break;
-      }
-      if (Clock::now() > deadline) return Internal("probe " + name + " was not bound in 30 s");
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
+    auto wait = SubmitAndTimeMs(api, "bench-probe", name,
+                                SingleGpuSpec(name, "bench-probe", 100, 2), "createdMs", 2);
+    if (!wait) return std::unexpected(wait.error());
+    waits.push_back(*wait);
   }
   return waits;
 }

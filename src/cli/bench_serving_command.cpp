@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -28,6 +27,7 @@
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
 #include "cli/serving_replay.h"
+#include "cli/sim_serving.h"
 #include "core/engine_profile.h"
 #include "sim/schedule_benchmark.h"
 #include "sim/serving/global_lru.h"
@@ -191,20 +191,11 @@ Result<Json> RunBenchServing(const BenchServingFlags& f) {
   // The engines and the gateway hash blocks of the trace's size (16 for a trace without hashes).
   const int block_tokens = slice->block_tokens > 0 ? slice->block_tokens : 16;
   const LlmTrace sim_trace = ReplayTraceForSim(*slice, block_tokens);
-  std::int64_t kv_blocks = EngineProfile{}.kv_cache_tokens / block_tokens;
-  if (f.kv_blocks.empty()) {
-    // the profile's, as the engines' own default
-  } else if (f.kv_blocks == "auto") {
-    kv_blocks =
-        (CapacityForHitRateFraction(sim_trace.requests, block_tokens, 0.9) + f.replicas - 1) /
-        f.replicas;
-  } else {
-    auto [p, ec] =
-        std::from_chars(f.kv_blocks.data(), f.kv_blocks.data() + f.kv_blocks.size(), kv_blocks);
-    if (ec != std::errc() || p != f.kv_blocks.data() + f.kv_blocks.size() || kv_blocks <= 0)
-      return InvalidArgument("--kv-blocks-per-replica: '" + f.kv_blocks +
-                             "' is neither auto nor a whole number > 0");
-  }
+  // Empty: the profile's, as the engines' own default.
+  auto kv_blocks_per_replica = KvBlocksPerReplica(f.kv_blocks, sim_trace, block_tokens, f.replicas,
+                                                  EngineProfile{}.kv_cache_tokens / block_tokens);
+  if (!kv_blocks_per_replica) return std::unexpected(kv_blocks_per_replica.error());
+  std::int64_t kv_blocks = *kv_blocks_per_replica;
   kv_blocks = std::max<std::int64_t>(kv_blocks, 1);
 
   const std::string bin = f.bin_dir.empty() ? SelfDirectory() : f.bin_dir;
