@@ -80,39 +80,6 @@ Status WritePendingStore(const std::string& path, int jobs) {
   return {};
 }
 
-// One process's resident memory (VmRSS, VmHWM: its peak) in MiB and CPU seconds so far.
-struct ProcessUse {
-  double rss_mib = 0;
-  double peak_rss_mib = 0;
-  double cpu_seconds = 0;
-};
-ProcessUse UseOf(pid_t pid) {
-  ProcessUse u;
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(status, line);) {
-    std::istringstream in(line);
-    std::string key;
-    double kib = 0;
-    in >> key >> kib;
-    if (key == "VmRSS:") u.rss_mib = kib / 1024;
-    if (key == "VmHWM:") u.peak_rss_mib = kib / 1024;
-  }
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string all((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const auto paren = all.rfind(')');
-  if (paren != std::string::npos) {
-    std::istringstream in(all.substr(paren + 2));
-    std::string field;
-    double utime = 0, stime = 0;
-    for (int f = 3; f <= 15 && in >> field; ++f) {
-      if (f == 14) utime = std::stod(field);
-      if (f == 15) stime = std::stod(field);
-    }
-    u.cpu_seconds = (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-  }
-  return u;
-}
-
 class ScaleCluster {
  public:
   ScaleCluster(std::string dir, std::string bin) : dir_(std::move(dir)), bin_(std::move(bin)) {}

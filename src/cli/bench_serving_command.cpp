@@ -53,6 +53,7 @@ struct BenchServingFlags {
   double slo_ttft_ms = 5000;
   double slo_tbt_ms = 100;
   double burst_spacing_ms = 50;
+  std::string load_view = "gateway";  // what the simulator's router knows of the load
   std::string state;
   std::string out;
   std::string bin_dir;
@@ -186,6 +187,8 @@ Result<Json> RunBenchServing(const BenchServingFlags& f) {
   if (!(f.rate_scale > 0)) return InvalidArgument("--rate-scale: must be positive");
   if (!(f.time_scale > 0)) return InvalidArgument("--time-scale: must be positive");
   if (f.requests < 1 || f.skip < 0) return InvalidArgument("--requests: >= 1, --skip: >= 0");
+  auto load_view = ParseLoadView(f.load_view);
+  if (!load_view) return InvalidArgument("--sim-" + load_view.error().message);
   auto slice = SliceOf(f);
   if (!slice) return std::unexpected(slice.error());
   // The engines and the gateway hash blocks of the trace's size (16 for a trace without hashes).
@@ -258,6 +261,7 @@ Result<Json> RunBenchServing(const BenchServingFlags& f) {
   o.slo_ttft_ms = f.slo_ttft_ms;
   o.slo_tbt_ms = f.slo_tbt_ms;
   o.block_tokens = block_tokens;
+  o.load_view = *load_view;
   auto sim = RunServing(sim_trace, f.router, o);
   if (!sim) return std::unexpected(sim.error());
 
@@ -283,6 +287,7 @@ Result<Json> RunBenchServing(const BenchServingFlags& f) {
               {"slo_ttft_ms", f.slo_ttft_ms},
               {"slo_tbt_ms", f.slo_tbt_ms},
               {"burst_spacing_ms", f.burst_spacing_ms},
+              {"sim_load_view", f.load_view},
               {"live", live},
               {"sim",
                {{"completed", sim->completed},
@@ -338,6 +343,10 @@ void RegisterBenchServingCommand(CLI::App& app) {
                   "Requests of one trace instant are sent this far apart (modelled ms, after "
                   "--rate-scale), in trace order, live and simulated alike")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--sim-load-view", flags->load_view,
+                  "What the simulator's router knows of the load: gateway (what the live "
+                  "gateway knows: the same decision inputs) or engine (the engines' own state)")
       ->capture_default_str();
   cmd->add_option("--state", flags->state, "Cluster state directory (default: a temporary one)");
   cmd->add_option("--bin-dir", flags->bin_dir,

@@ -52,6 +52,10 @@ void AddServingFlags(CLI::App* sim, ServingFlags* f) {
                   "serving: NAME=VALUE overriding a routing policy's parameter (hot_rel, hot_abs, "
                   "work_weight, reject_factor, cache_threshold, ...; docs/serving.md)")
       ->delimiter(',');
+  sim->add_option("--load-view", f->load_view,
+                  "serving: what the router knows of the replicas' load: engine (the engines' own "
+                  "state) or gateway (what tessera-gateway knows from its own requests)")
+      ->capture_default_str();
   sim->add_option("--max-requests", f->max_requests,
                   "serving: read only the trace's first N requests (0 = all)")
       ->capture_default_str();
@@ -88,6 +92,9 @@ Result<nlohmann::json> RunServingExperiment(const ServingFlags& flags, const std
     if (!(s > 0)) return InvalidArgument("--rate-sweep: every scale must be positive");
   }
   ServingOptions options;
+  auto view = ParseLoadView(flags.load_view);
+  if (!view) return InvalidArgument("--" + view.error().message);
+  options.load_view = *view;
   options.replicas = flags.replicas;
   options.rate_scale = flags.rate_scale;
   options.slo_ttft_ms = flags.slo_ttft_ms;

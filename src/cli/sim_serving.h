@@ -22,6 +22,7 @@ struct ServingFlags {
   std::vector<double> rate_sweep;
   std::int64_t max_requests = 0;
   std::vector<std::string> routing_params;  // NAME=VALUE, serve::SetRoutingParam's names
+  std::string load_view = "engine";         // engine or gateway (sim::LoadView)
 };
 
 void AddServingFlags(CLI::App* sim, ServingFlags* flags);

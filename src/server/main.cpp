@@ -67,6 +67,7 @@ struct Flags {
   std::string tls_cert_file;
   std::string tls_key_file;
   tessera::AgentClientTls agent_tls;
+  tessera::ExecSessionLimits exec;
 };
 
 // A flag whose value must lie in [lo, hi], with its default shown in --help.
@@ -92,6 +93,12 @@ void AddLimitFlags(CLI::App& app, Flags& f) {
             "/v1/events long polls parked at once (at most half of --max-connections); "
             "beyond, the oldest is answered at once",
             1, 1'000'000);
+  AddRanged(app, "--max-exec-sessions", f.exec.max_total,
+            "`tessera exec` sessions open at once (each read holds a long-poll worker while it "
+            "waits for output); beyond, 429",
+            0, 4096);
+  AddRanged(app, "--max-exec-sessions-per-user", f.exec.max_per_user,
+            "`tessera exec` sessions one user may have open at once; beyond, 429", 0, 4096);
   AddRanged(app, "--max-connections", f.limits.max_connections,
             "Open connections; a new one beyond evicts the longest idle, else the slowest "
             "to send its request",
@@ -369,6 +376,7 @@ int Serve(const Flags& f, tessera::Store& store, const std::string& store_name, 
         if (n != nullptr) n->Detach();
       });
   server.SetAgentTls(f.agent_tls);
+  server.SetExecLimits(f.exec);
   auto bound = tessera::BindRetrying([&] { return server.Bind(f.listen, port); });
   if (!bound) {
     spdlog::error("{}", bound.error().message);

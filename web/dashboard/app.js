@@ -1,18 +1,21 @@
-// The dashboard's main module: the first load (status, nodes, queues, jobs at once), then the
-// event stream drives every update: each batch of events asks for the listings it touches
-// again (coalesced, so a burst costs one fetch of each). Nothing reloads the page. Nodes are
-// also read every few seconds (a heartbeat that stops is no event until the node is lost), and
-// the GPUs' use every few seconds (it is measured by the agents, not an event).
+// The dashboard's main module: the first load (status, nodes, queues and their history, jobs at
+// once), then the event stream drives every update: each batch of events asks for the listings
+// it touches again (coalesced, so a burst costs one fetch of each; nodes as the changes since the
+// last answer, not the whole list). Nothing reloads the page. Nodes are also read every few
+// seconds (a heartbeat that stops is no event until the node is lost), the GPUs' use every few
+// seconds (it is measured by the agents, not an event), and the controller's new samples of the
+// queues' dominant share as it takes them.
 import { $, Coalescer } from './util.js';
 import { AuthError, get, setToken, takeTokenFromFragment, token } from './api.js';
-import { initCluster, setNodes, setUsage } from './cluster.js';
-import { setQueues, queueNames } from './queues.js';
+import { applyNodeChanges, initCluster, setUsage } from './cluster.js';
+import { addHistory, lastHistoryMs, setQueues, queueNames } from './queues.js';
 import { initJobs, jobQuery, setJobs, setQueueChoices } from './jobs.js';
 import { addEvents, initEvents } from './events.js';
 import { closeJob, initJobPage, openJob, refreshJob, showsJob } from './job_page.js';
 
 const NODE_REFRESH_MS = 5000;
 const USAGE_REFRESH_MS = 3000;
+const HISTORY_REFRESH_MS = 5000;
 const POLL_WAIT_S = 20;
 const RECENT_EVENTS = 200;
 
@@ -46,7 +49,14 @@ async function loadStatus() {
     (s.schedulerError ? ' · scheduler error: ' + s.schedulerError : '');
   return s;
 }
-const loadNodes = async () => setNodes((await guarded(() => get('/v1/nodes'))).nodes);
+let nodeGeneration = 0;  // of the last /v1/nodes/changes answer applied (0: none yet)
+async function loadNodes() {
+  const doc = await guarded(() => get(`/v1/nodes/changes?since=${nodeGeneration}`));
+  applyNodeChanges(doc);
+  nodeGeneration = doc.generation;
+}
+const loadHistory = async () =>
+  addHistory(await guarded(() => get(`/v1/queues/history?sinceMs=${lastHistoryMs()}`)));
 const loadUsage = async () => setUsage(await guarded(() => get('/v1/usage')));
 async function loadQueues() {
   const queues = (await guarded(() => get('/v1/queues'))).queues;
@@ -62,6 +72,7 @@ const refresh = {
   jobs: new Coalescer(loadJobs, 250),
   job: new Coalescer(refreshJob, 250),
   usage: new Coalescer(loadUsage, 1000),
+  history: new Coalescer(loadHistory, 1000),
 };
 
 function setLive(on, text) {
@@ -87,7 +98,7 @@ async function applyBatch(batch) {
   await Promise.all([...touched].map((k) => refresh[k].request()));
   perf.batches.push({ lastSeq: batch[batch.length - 1].seq, appliedAt: Date.now(),
     eventTimesMs: batch.map((e) => e.timeMs) });
-  if (perf.batches.length > 100) perf.batches.shift();
+  if (perf.batches.length > 2000) perf.batches.shift();
 }
 
 async function eventLoop(since) {
@@ -123,7 +134,8 @@ function route() {
 
 async function start() {
   try {
-    const [status] = await Promise.all([loadStatus(), loadNodes(), loadQueues(), loadJobs()]);
+    const [status] = await Promise.all([loadStatus(), loadNodes(), loadQueues(), loadJobs(),
+      refresh.history.request()]);
     perf.firstRenderMs = performance.now();
     document.body.dataset.ready = 'true';
     $('auth').hidden = true;
@@ -131,6 +143,7 @@ async function start() {
     const since = Math.max(0, status.lastEventSeq - RECENT_EVENTS);
     setInterval(() => refresh.nodes.request(), NODE_REFRESH_MS);
     setInterval(() => { if (!document.hidden) refresh.usage.request(); }, USAGE_REFRESH_MS);
+    setInterval(() => refresh.history.request(), HISTORY_REFRESH_MS);
     eventLoop(since);
   } catch (e) {
     if (!(e instanceof AuthError)) {
