@@ -51,13 +51,20 @@ export function applyNodeChanges(doc) {
   counts();
 }
 
+// The agents' figures (GET /v1/usage, every few seconds): only the rows whose use changed are
+// rewritten.
 export function setUsage(doc) {
+  const before = scraped;
   scraped = new Map(doc.gpus.map((g) => [g.node + '/' + g.gpu, g]));
+  const changed = new Set();
+  for (const [key, g] of scraped) if (before.get(key)?.utilization !== g.utilization) changed.add(key.slice(0, key.lastIndexOf('/')));
+  for (const key of before.keys()) if (!scraped.has(key)) changed.add(key.slice(0, key.lastIndexOf('/')));
   const note = $('usage-note');
   note.textContent = doc.unreachable.length
     ? 'use unknown for agents ' + doc.unreachable.join(', ')
     : nodes.some((n) => n.simulated) ? 'use of simulated GPUs is the share their tasks hold' : '';
-  render();
+  draw();
+  updateRows([...changed].map((name) => byName.get(name)).filter((n) => n));
 }
 
 function healthy(n) { return n.status === 'Ready'; }

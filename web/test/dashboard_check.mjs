@@ -15,7 +15,7 @@
 // --measure-seconds (bench/dashboard_scale.sh, on a cluster whose jobs end and start all the
 // time) it loads the page --reloads times (first render each) and then, for S seconds, records
 // how long after each event the page had applied it (perf.batches of app.js: the listings the
-// batch touched fetched again and drawn, minus the event's commit time); jobs are not checked
+// batch touched fetched again and drawn, minus its oldest event's commit time); jobs are not checked
 // as text then (they change under the check). The last line of stdout is one JSON object: the timings and the problems found (none:
 // the checks passed). Exits non-zero when a problem was found.
 import puppeteer from 'puppeteer-core';
@@ -107,6 +107,8 @@ async function checkContents(page) {
   }
   if (await page.$eval('#grid', (c) => c.height) <= 0) problem('the cluster grid is empty');
   // The chart's points: the controller's samples (at least the one taken at its start) and now.
+  await page.waitForFunction(() => (Chart.getChart('share-chart')?.data.labels.length ?? 0) >= 2,
+    { timeout: TIMEOUT, polling: 100 }).catch(() => {});
   report.shareChartPoints = await page.evaluate(() => Chart.getChart('share-chart')?.data.labels.length ?? 0);
   if (report.shareChartPoints < 2) problem(`the share chart has ${report.shareChartPoints} points, not the controller's history and now`);
   await (await page.$('#cluster')).screenshot({ path: opt.out + '/dashboard-cluster.png' });
@@ -161,16 +163,21 @@ async function measureAtScale(page) {
   }
   report.firstRenderMsAll = renders;
   report.firstRender = { p50: percentile(renders, 50), max: Math.max(...renders) };
-  const from = Date.now();  // events before (the page's first read of the log) are not timed
+  const from = Date.now();  // batches applied during the reloads are not timed
   await new Promise((r) => setTimeout(r, MEASURE_S * 1000));
   const batches = (await page.evaluate(() => window.tesseraDashboard.batches))
-    .map((b) => ({ ...b, eventTimesMs: b.eventTimesMs.filter((t) => t >= from) }))
-    .filter((b) => b.eventTimesMs.length);
+    .filter((b) => b.appliedAt >= from);
   // Per batch: from its oldest event's commit to the page having drawn what it touched.
-  const delays = batches.map((b) => b.appliedAt - Math.min(...b.eventTimesMs));
+  const delays = batches.map((b) => b.appliedAt - b.oldestEventMs);
   report.updateAfterEventMs = { p50: percentile(delays, 50), p99: percentile(delays, 99),
     max: delays.length ? Math.max(...delays) : null, batches: delays.length,
-    events: batches.reduce((n, b) => n + b.eventTimesMs.length, 0) };
+    events: batches.reduce((n, b) => n + b.events, 0) };
+  // Where it went: the event reaching the page (its poll answered), then the page's fetches of
+  // what it touched, answered and drawn.
+  const arrive = batches.map((b) => b.receivedAt - b.oldestEventMs);
+  const fetch = batches.map((b) => b.appliedAt - b.receivedAt);
+  report.eventToPageMs = { p50: percentile(arrive, 50), p99: percentile(arrive, 99) };
+  report.fetchAndDrawMs = { p50: percentile(fetch, 50), p99: percentile(fetch, 99) };
   if (!delays.length) problem(`no event batch applied in ${MEASURE_S} s`);
 }
 
