@@ -56,6 +56,7 @@ struct Flags {
   double idle_timeout_s = 5;
   std::string gateway;
   int autoscale_interval_ms = 1000;
+  int drain_min_ms = 1000;
   std::string store = "sqlite";
   std::string etcd_endpoints;
   std::string etcd_prefix = "/tessera/";
@@ -204,6 +205,10 @@ void AddFlags(CLI::App& app, Flags& f) {
   AddRanged(app, "--autoscale-interval-ms", f.autoscale_interval_ms,
             "Milliseconds between autoscaling decisions for autoscaled InferenceServices", 100,
             600000);
+  AddRanged(app, "--drain-min-ms", f.drain_min_ms,
+            "Least milliseconds a scaled-in replica stays out of the gateway's set before it is "
+            "stopped (time-compressed benches shorten it)",
+            0, 600000);
   AddStoreFlags(app, f);
   AddAuthFlags(app, f);
 }
@@ -277,6 +282,7 @@ Result<tessera::ControllerOptions> OptionsFrom(const Flags& f) {
   options.heartbeat_interval_ms = static_cast<tessera::Tick>(f.heartbeat_interval_s * 1000);
   options.gateway_url = f.gateway;
   options.autoscale_interval_ms = f.autoscale_interval_ms;
+  options.drain_min_ms = f.drain_min_ms;
   return options;
 }
 
