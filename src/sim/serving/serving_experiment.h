@@ -63,6 +63,9 @@ struct ServingRun {
   // what no router can go below; near 2 when fewer requests run than there are replicas.
   double load_imbalance_floor = 0;
   double duration_seconds = 0;
+  // Prompt tokens each request found cached, in trace order; -1: rejected (for per-request
+  // comparisons such as the live replay's; not in summary.json).
+  std::vector<std::int64_t> hit_tokens;
   std::uint64_t events = 0;
   double wall_seconds = 0;
 };
