@@ -1,8 +1,13 @@
 #include "serve/router.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace tessera::serve {
+
+std::int64_t IndexCapacityFor(const EngineProfile& engine, int block_tokens) {
+  return std::max<std::int64_t>(1, engine.kv_cache_tokens / std::max(1, block_tokens));
+}
 
 Router::Router(std::unique_ptr<RoutingPolicy> policy, int replicas, int block_tokens,
                EngineProfile engine, RoutingConfig config, std::int64_t index_capacity_per_replica)
@@ -29,11 +34,12 @@ RouteDecision Router::Route(const RouteRequest& request, std::span<const Replica
   return d;
 }
 
-void Router::ApplyKvEvents(int replica, std::span<const KvEvent> events) {
+std::int64_t Router::ApplyKvEvents(int replica, std::span<const KvEvent> events) {
+  std::int64_t already_held = 0;
   for (const KvEvent& e : events) {
     switch (e.kind) {
       case KvEvent::Kind::kStored:
-        index_.Stored(replica, std::span(&e.block, 1));
+        already_held += index_.Stored(replica, std::span(&e.block, 1));
         break;
       case KvEvent::Kind::kRemoved:
         index_.Removed(replica, std::span(&e.block, 1));
@@ -43,6 +49,7 @@ void Router::ApplyKvEvents(int replica, std::span<const KvEvent> events) {
         break;
     }
   }
+  return already_held;
 }
 
 }  // namespace tessera::serve

@@ -17,6 +17,11 @@
 
 namespace tessera::serve {
 
+// The per-replica bound on the index a router in front of real engines keeps (the gateway's):
+// no more blocks than the engine profile's KV cache holds, so that without KV events it forgets
+// each replica's least recently routed blocks.
+std::int64_t IndexCapacityFor(const EngineProfile& engine, int block_tokens);
+
 class Router {
  public:
   // REQUIRES: policy != nullptr, replicas > 0, block_tokens > 0. index_capacity_per_replica:
@@ -26,7 +31,9 @@ class Router {
 
   // REQUIRES: loads.size() == replicas.
   RouteDecision Route(const RouteRequest& request, std::span<const ReplicaLoad> loads);
-  void ApplyKvEvents(int replica, std::span<const KvEvent> events);
+  // Returns how many stored blocks the index already placed on the replica (its routing
+  // decisions named the same blocks: the engine's keys agree with the router's).
+  std::int64_t ApplyKvEvents(int replica, std::span<const KvEvent> events);
 
   const KvBlockIndex& index() const { return index_; }
   std::string_view policy_name() const { return policy_->name(); }

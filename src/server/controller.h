@@ -55,6 +55,9 @@ class Controller {
                                    bool queue_anyway = false) {
     return users_.Submit(text, hold, queue_anyway);
   }
+  ApiResult<nlohmann::json> Submit(JobSpec spec, bool hold, bool queue_anyway) {
+    return users_.Submit(std::move(spec), hold, queue_anyway);
+  }
   ApiResult<nlohmann::json> Release(const std::string& queue, const std::vector<std::string>& names,
                                     bool all) {
     return users_.Release(queue, names, all);
@@ -85,6 +88,8 @@ class Controller {
   nlohmann::json Health();
   // GET /metrics: the Prometheus text (metrics_view.h).
   std::string MetricsText() { return metrics_view_.Text(); }
+  // Gathers the node gauges /metrics serves now (tesserad's liveness loop does so each second).
+  void RefreshMetrics() { metrics_view_.Refresh(); }
   ControllerMetrics& metrics() { return core_.metrics; }
   // The sequence number of the last event: what a parked /v1/events long-poll waits beyond.
   std::int64_t LastEventSeq();

@@ -7,50 +7,10 @@
 
 #include "server/change_builder.h"
 #include "server/job_gates.h"
-#include "server/queue_view.h"
 #include "spec/document.h"
 #include "spec/protocol.h"
 
 namespace tessera {
-
-namespace api {
-
-namespace {
-
-constexpr std::array<std::pair<JobPhase, std::string_view>, 8> kJobPhases{{
-    {JobPhase::kPending, "Pending"},
-    {JobPhase::kRunning, "Running"},
-    {JobPhase::kStopping, "Stopping"},
-    {JobPhase::kRestarting, "Restarting"},
-    {JobPhase::kCancelling, "Cancelling"},
-    {JobPhase::kSucceeded, "Succeeded"},
-    {JobPhase::kFailed, "Failed"},
-    {JobPhase::kCancelled, "Cancelled"},
-}};
-
-}  // namespace
-
-std::string_view JobPhaseName(JobPhase phase) {
-  for (const auto& [p, name] : kJobPhases) {
-    if (p == phase) return name;
-  }
-  return "Unknown";
-}
-
-std::optional<JobPhase> ParseJobPhase(std::string_view name) {
-  for (const auto& [p, n] : kJobPhases) {
-    if (n == name) return p;
-  }
-  return std::nullopt;
-}
-
-std::string JobPhaseNames() {
-  std::string out;
-  for (const auto& [p, name] : kJobPhases) out += (out.empty() ? "" : ", ") + std::string(name);
-  return out;
-}
-
-}  // namespace api
 
 using Json = nlohmann::json;
 using api::JobPhase;
@@ -62,40 +22,7 @@ std::string GpusText(double gpus) {
 }
 
 JobPhase JobPhaseOf(const JobState& job) {
-  bool any_running = false, any_stopping = false, restarting = false, all_final = true;
-  bool any_failed = false, any_cancelled = false;
-  for (const auto& u : job.units) {
-    switch (u.phase) {
-      case UnitPhase::kRunning:
-        any_running = true;
-        all_final = false;
-        break;
-      case UnitPhase::kStopping:
-        any_stopping = true;
-        restarting |= u.stop_target == UnitPhase::kPending;
-        all_final = false;
-        break;
-      case UnitPhase::kPending:
-        all_final = false;
-        break;
-      case UnitPhase::kFailed:
-        any_failed = true;
-        break;
-      case UnitPhase::kCancelled:
-        any_cancelled = true;
-        break;
-      case UnitPhase::kSucceeded:
-        break;
-    }
-  }
-  if (all_final) {
-    if (any_cancelled && job.rec.cancel_requested) return JobPhase::kCancelled;
-    return any_failed ? JobPhase::kFailed : JobPhase::kSucceeded;
-  }
-  if (job.rec.cancel_requested) return JobPhase::kCancelling;
-  if (any_stopping) return restarting && !any_running ? JobPhase::kRestarting : JobPhase::kStopping;
-  if (any_running) return JobPhase::kRunning;
-  return JobPhase::kPending;
+  return JobPhaseOfUnits(job.units, job.rec.cancel_requested);
 }
 
 std::string ReplicaEndpoint(const ControllerState& state, const TaskRecord& task) {
@@ -257,17 +184,22 @@ Json NodesView(const ControllerState& state, Tick now) {
                              {"utilizationWindowMax", d.window_max_utilization}});
   }
   for (const auto& [name, ns] : state.nodes) {
-    std::int64_t used_milli = 0;
-    int tasks = 0;
+    // Held shares apart from oversold ones (co-location: lent from the online replicas' unused
+    // share, on GPUs those replicas hold), so that no GPU reads as more than fully allocated.
     // Per GPU index, so that a view can draw each GPU (the dashboard's cluster grid).
-    std::vector<std::int64_t> per_gpu(static_cast<std::size_t>(std::max(0, ns.rec.gpu_count)));
+    std::int64_t used_milli = 0, oversold_milli = 0;
+    int tasks = 0;
+    const auto gpu_count = static_cast<std::size_t>(std::max(0, ns.rec.gpu_count));
+    std::vector<std::int64_t> per_gpu(gpu_count), oversold_per_gpu(gpu_count);
     if (auto live = state.live_by_node.find(name); live != state.live_by_node.end()) {
       for (auto id : live->second) {
         const TaskRecord& t = state.tasks.at(id);
-        used_milli += static_cast<std::int64_t>(t.gpus.size()) * t.gpu_milli;
+        (t.oversold ? oversold_milli : used_milli) +=
+            static_cast<std::int64_t>(t.gpus.size()) * t.gpu_milli;
+        auto& gpu_milli = t.oversold ? oversold_per_gpu : per_gpu;
         for (int g : t.gpus) {
-          if (g >= 0 && g < std::ssize(per_gpu))
-            per_gpu[static_cast<std::size_t>(g)] += t.gpu_milli;
+          if (g >= 0 && g < std::ssize(gpu_milli))
+            gpu_milli[static_cast<std::size_t>(g)] += t.gpu_milli;
         }
         ++tasks;
       }
@@ -287,6 +219,8 @@ Json NodesView(const ControllerState& state, Tick now) {
               {"gpuCount", ns.rec.gpu_count},
               {"gpusAllocated", static_cast<double>(used_milli) / kMilliPerGpu},
               {"gpuAllocatedMilli", per_gpu},
+              {"oversold", static_cast<double>(oversold_milli) / kMilliPerGpu},
+              {"gpuOversoldMilli", oversold_per_gpu},
               {"simulated", ns.rec.simulated},
               {"cpuMilli", ns.rec.cpu_milli},
               {"memoryMiB", ns.rec.memory_mib},
@@ -302,29 +236,6 @@ Json NodesView(const ControllerState& state, Tick now) {
     out.push_back(std::move(j));
   }
   return out;
-}
-
-Json QueuesView(const ControllerState& state, const QueueTreeSpec* tree,
-                const Resources& capacity) {
-  std::map<std::string, QueueUsage> usage;
-  for (const auto& [name, q] : state.queues) usage[name];
-  for (const auto& [id, job] : state.jobs) {
-    QueueUsage& u = usage[job.rec.queue];
-    if (job.rec.finished_ms != 0) {
-      ++u.finished_jobs;
-    } else if (JobPhaseOf(job) == JobPhase::kPending) {
-      ++u.pending_jobs;
-      u.pending_gpu_milli += job.workload.TotalGpuMilli();
-    } else {
-      ++u.active_jobs;
-    }
-    for (auto tid : job.tasks) {
-      const TaskRecord& t = state.tasks.at(tid);
-      if (IsLive(t.state))
-        u.allocated += {t.cpu_milli, t.memory_mib, std::ssize(t.gpus) * t.gpu_milli};
-    }
-  }
-  return QueueRows(tree, state.queue_tree.get(), capacity, usage);
 }
 
 Json EventJson(const EventRecord& e) {

@@ -30,16 +30,6 @@ SparePool ChooseSpares(const RecoveryTopology& topology, const ClusterState& sta
 
 namespace {
 
-TaskPlacement PlacementOfTask(const TaskRecord& t, NodeId node) {
-  TaskPlacement tp;
-  tp.node = node;
-  for (int g : t.gpus) tp.gpu_mask |= static_cast<std::uint16_t>(1U << g);
-  tp.gpu_milli = t.gpus.empty() ? 0 : t.gpu_milli;
-  tp.cpu_milli = t.cpu_milli;
-  tp.memory_mib = t.memory_mib;
-  return tp;
-}
-
 bool NodeCanRun(const ControllerState& state, const std::string& name) {
   auto it = state.nodes.find(name);
   return it != state.nodes.end() && it->second.schedulable();
@@ -66,7 +56,9 @@ std::optional<RecoveryCandidate> CandidateOf(const ControllerState& state,
   bool failed_run = false;
   for (int r = 0; r < ranks; ++r) {
     const TaskRecord* t = by_rank[static_cast<std::size_t>(r)];
-    if (t == nullptr) return std::nullopt;
+    // Oversold work is requeued for co-location to place on credit again (OnTaskFailed), not
+    // bound by recovery onto GPUs of its own.
+    if (t == nullptr || t->oversold) return std::nullopt;
     auto nid = cluster.ids.find(t->node);
     if (nid == cluster.ids.end()) return std::nullopt;
     c.placement.push_back(PlacementOfTask(*t, nid->second));

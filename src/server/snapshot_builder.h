@@ -23,6 +23,10 @@
 
 namespace tessera {
 
+// A task's resources on `node`, as the scheduler places them (its whole GPU share, oversold or
+// not: ChargedPlacement decides what the working state takes).
+TaskPlacement PlacementOfTask(const TaskRecord& t, NodeId node);
+
 // The registered nodes (in name order) as the scheduler's Cluster; rebuilt only when a node
 // is added or changes shape (ControllerState::node_generation).
 struct CycleCluster {
@@ -77,7 +81,6 @@ struct CycleSnapshot {
 // REQUIRES: RefreshSchedulingWorkloads(state, cluster) since the state last changed.
 CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluster& cluster,
                                  Tick now, std::uint64_t seed,
-                                 std::shared_ptr<std::uint64_t> versions,
-                                 Tick usage_window_ms = 0);
+                                 std::shared_ptr<std::uint64_t> versions, Tick usage_window_ms = 0);
 
 }  // namespace tessera

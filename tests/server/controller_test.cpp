@@ -1,7 +1,8 @@
 // The controller's state machine in process, on a real SqliteStore and a hand-driven clock:
 // binds, agent reports, exits, restarts within maxRestarts, lost nodes, strays, cancel, a
-// restart of the controller that re-adopts running tasks, and a randomized run checking that
-// no GPU is ever bound to two live tasks.
+// restart of the controller that re-adopts running tasks, a randomized run checking that no
+// GPU is ever bound to two live tasks, and one checking that the job index (phase listings,
+// /v1/status and /v1/queues counts) agrees with a pass over every job, restarts included.
 #include "server/controller.h"
 
 #include <gtest/gtest.h>
@@ -9,7 +10,9 @@
 
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <random>
+#include <thread>
 
 #include "store/sqlite_store.h"
 
@@ -673,6 +676,54 @@ TEST_F(ControllerTest, NoGpuIsEverBoundTwiceUnderRandomOperations) {
   EXPECT_GT(submitted, 30);
 }
 
+// Concurrent submitters share commits (the group commit), and each still gets its own answer:
+// one of eight submitting the same name wins and the others hear AlreadyExists, a job that can
+// never fit is refused with its reason, and every acknowledged job is stored once.
+TEST_F(ControllerTest, ConcurrentSubmissionsShareCommitsAndEachGetsItsOwnAnswer) {
+  Register("node-0", 4);
+  auto commits = [&] {
+    const std::string text = controller_->MetricsText();
+    const std::string key = "tessera_store_commit_duration_seconds_count ";
+    const auto at = text.find(key);
+    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + key.size()));
+  };
+  const double commits_before = commits();
+  constexpr int kThreads = 8, kEach = 6;
+  std::atomic<int> accepted{0}, duplicates{0}, never_fit{0}, other{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < kEach; ++k) {
+        std::string spec = Gang("c" + std::to_string(t) + "-" + std::to_string(k), 1, 1);
+        if (k == 2) spec = Gang("same", 1, 1);
+        if (k == 4) spec = Gang("huge-" + std::to_string(t), 1, 8);
+        auto r = controller_->Submit(spec, /*hold=*/true);
+        if (r) {
+          ++accepted;
+        } else if (r.error().error.code == Error::Code::kAlreadyExists) {
+          ++duplicates;
+        } else if (r.error().error.message.find("can never run") != std::string::npos) {
+          ++never_fit;
+        } else {
+          ++other;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(accepted, kThreads * (kEach - 2) + 1);
+  EXPECT_EQ(duplicates, kThreads - 1);
+  EXPECT_EQ(never_fit, kThreads);
+  EXPECT_EQ(other, 0);
+  JobFilter all;
+  EXPECT_EQ(controller_->ListJobs(all).jobs.size(), static_cast<std::size_t>(accepted));
+  auto contents = store_->Load();
+  ASSERT_TRUE(contents.has_value());
+  EXPECT_EQ(contents->jobs.size(), static_cast<std::size_t>(accepted));
+  // Never more commits than jobs; with eight submitters at once, fewer.
+  EXPECT_LT(commits() - commits_before, accepted) << "no commit was shared";
+}
+
 // A listing paged with limit and continue, as kube-apiserver's: every job once, in order, in
 // either direction and with a phase filter, and the last page says it is the last.
 TEST_F(ControllerTest, JobListingsPageWithContinue) {
@@ -701,12 +752,90 @@ TEST_F(ControllerTest, JobListingsPageWithContinue) {
   JobFilter pending;
   pending.limit = 2;
   pending.phase = api::JobPhase::kPending;
-  EXPECT_EQ(walk(pending),
-            (std::vector<std::string>{"job-2", "job-3", "job-4", "job-5", "job-6"}));
+  EXPECT_EQ(walk(pending), (std::vector<std::string>{"job-2", "job-3", "job-4", "job-5", "job-6"}));
   JobFilter running;
   running.limit = 1;
   running.phase = api::JobPhase::kRunning;
   EXPECT_EQ(walk(running), (std::vector<std::string>{"job-0", "job-1"}));
+}
+
+// The job index (job_index.h) against a pass over every job: each phase's listing holds exactly
+// the jobs of that phase, /v1/status counts them, and /v1/queues' pending, active and finished
+// jobs and allocated GPUs match the jobs' summaries and the nodes'. After random submissions,
+// cancels, purges, exits and lost nodes, and after a restart (the index rebuilt on load).
+TEST_F(ControllerTest, TheJobIndexAgreesWithAPassOverEveryJob) {
+  auto check = [&](int step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    const Json all = controller_->ListJobs({}).jobs;
+    std::map<std::string, std::vector<std::string>> by_phase;
+    std::map<std::string, std::map<std::string, int>> by_queue;  // queue -> figure -> count
+    for (const auto& j : all) {
+      const auto phase = j["phase"].get<std::string>();
+      by_phase[phase].push_back(j["name"].get<std::string>());
+      const bool finished = j["finishTimeMs"].get<Tick>() != 0;
+      ++by_queue[j["queue"].get<std::string>()][finished             ? "finishedJobs"
+                                                : phase == "Pending" ? "pendingJobs"
+                                                                     : "activeJobs"];
+    }
+    const Json status = controller_->ServerStatus();
+    EXPECT_EQ(status["jobs"].size(), by_phase.size()) << status.dump();
+    for (const auto& [phase, names] : by_phase) {
+      EXPECT_EQ(status["jobs"].value(phase, 0), std::ssize(names)) << phase;
+      JobFilter f;
+      f.phase = api::ParseJobPhase(phase);
+      std::vector<std::string> listed;
+      for (const auto& j : controller_->ListJobs(f).jobs)
+        listed.push_back(j["name"].get<std::string>());
+      EXPECT_EQ(listed, names) << phase;
+    }
+    double queue_gpus = 0, node_gpus = 0;
+    for (const auto& row : controller_->ListQueues()) {
+      for (const char* figure : {"pendingJobs", "activeJobs", "finishedJobs"})
+        EXPECT_EQ(row[figure].get<int>(), by_queue[row["name"].get<std::string>()][figure])
+            << row.dump();
+      queue_gpus += row["gpusAllocated"].get<double>();
+    }
+    for (const auto& n : controller_->ListNodes()) node_gpus += n["gpusAllocated"].get<double>();
+    EXPECT_EQ(queue_gpus, node_gpus);
+  };
+  for (int n = 0; n < 3; ++n) Register("node-" + std::to_string(n));
+  std::mt19937 rng(11);
+  int submitted = 0;
+  for (int step = 0; step < 120; ++step) {
+    const int op = static_cast<int>(rng() % 6);
+    const std::string some = "j" + std::to_string(submitted > 0 ? rng() % submitted : 0);
+    if (op == 0) {
+      const std::string q = rng() % 2 == 0 ? "default" : "team-b";
+      Submit("apiVersion: tessera/v1\nkind: TrainingJob\nmetadata: {name: j" +
+             std::to_string(submitted++) + ", queue: " + q +
+             "}\nspec: {workers: " + std::to_string(1 + rng() % 2) +
+             ", gpusPerWorker: " + std::to_string(1 + rng() % 3) + ", command: [run]}\n");
+    } else if (op == 1) {
+      controller_->RunSchedulingCycle();
+    } else if (op == 2) {
+      for (const char* q : {"default", "team-b"}) {
+        (void)controller_->Cancel(q, some);
+        (void)controller_->Purge(q, some);
+      }
+    } else if (op == 3) {
+      for (int n = 0; n < 3; ++n) {
+        const std::string node = "node-" + std::to_string(n);
+        std::vector<TaskReport> reports;
+        for (const auto& l : Beat(node).run)
+          reports.push_back(rng() % 2 == 0 ? Exited(l.task_id, 0) : Running(l.task_id, 1));
+        Beat(node, reports);
+      }
+    } else if (op == 4) {
+      now_ += 11'000;
+      for (int n = 0; n < 2; ++n) Beat("node-" + std::to_string(n));
+      controller_->CheckLiveness();
+      Register("node-2");
+    } else if (step > 60 && step % 30 == 0) {
+      Open();  // the index rebuilt from the store
+    }
+    check(step);
+  }
+  EXPECT_GT(submitted, 10);
 }
 
 }  // namespace

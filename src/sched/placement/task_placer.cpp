@@ -4,6 +4,7 @@
 
 #include "sched/placement/gpu_model_speed.h"
 #include "sched/placement/role_affinity.h"
+#include "sched/placement/tie_walk.h"
 #include "sched/placement/topology_gang_placer.h"
 
 namespace tessera {
@@ -102,7 +103,10 @@ std::optional<TaskPlacement> TaskPlacer::Place(const ClusterState& state, const 
   if (tied.empty()) return std::nullopt;
   NodeId best = tied[0];
   if (tied.size() > 1 && policy_.tie_break() == TieBreak::kSeededDraw) {
-    best = tied[rng.Uniform(tied.size())];
+    const TieWalk walk(rng, static_cast<std::uint32_t>(state.node_count()));
+    for (NodeId id : tied) {
+      if (walk.PositionOf(id) < walk.PositionOf(best)) best = id;
+    }
   } else if (tied.size() > 1) {
     const auto& rank = policy_.node_rank();
     auto before = [&](NodeId a, NodeId b) {
@@ -123,8 +127,15 @@ TaskPlacement TaskPlacer::PlaceOn(const ClusterState& state, NodeId node, const 
                        shape.gpus > 0 ? shape.gpu_milli : 0, shape.cpu_milli, shape.memory_mib};
 }
 
+Rng TaskPlacer::DrawsFor(const Workload& job) const {
+  const std::uint64_t key =
+      job.name.empty() ? Rng::Mix(0x6a6f62 /* "job" */, job.id.value) : Rng::HashText(job.name);
+  return Rng(Rng::Mix(policy_.draw_seed(), key));
+}
+
 std::optional<Placement> TaskPlacer::PlaceGang(ClusterState& state, const Workload& job,
-                                               Rng& rng) const {
+                                               Rng& /*cycle*/) const {
+  Rng rng = DrawsFor(job);
   // The greedy baseline ignores topology, role affinity included.
   if (gangs_ == nullptr || !HasRoleAffinity(job)) return PlaceGangOnModels(state, job, rng);
   const Cluster& cluster = state.cluster();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/engine_profile.h"
@@ -15,6 +16,16 @@
 #include "sim/trace/llm_trace.h"
 
 namespace tessera {
+
+// What the router knows of the replicas' load when it decides. kEngine: the engines' own state
+// (what vLLM's metrics report, read without delay). kGateway: what tessera-gateway knows from
+// the requests it sent (serve::RoutedLoad: the whole uncached prompt is queued until the first
+// token, no KV utilisation), with its block index bounded per replica as the gateway bounds it
+// (serve::IndexCapacityFor) and each step's KV events learned when the step ends, as the
+// simulated engine publishes them; so a run decides from the same inputs as the live gateway.
+enum class LoadView { kEngine, kGateway };
+Result<LoadView> ParseLoadView(std::string_view name);
+std::string_view LoadViewName(LoadView view);
 
 struct ServingOptions {
   int replicas = 16;
@@ -26,6 +37,7 @@ struct ServingOptions {
   double slo_tbt_ms = 100;
   int block_tokens = 16;         // the trace's hashed block size when it has one
   serve::RoutingConfig routing;  // the policies' parameters (slo_ttft_ms is set from above)
+  LoadView load_view = LoadView::kEngine;
 };
 
 struct LatencySummary {
@@ -51,6 +63,9 @@ struct ServingRun {
   // what no router can go below; near 2 when fewer requests run than there are replicas.
   double load_imbalance_floor = 0;
   double duration_seconds = 0;
+  // Prompt tokens each request found cached, in trace order; -1: rejected (for per-request
+  // comparisons such as the live replay's; not in summary.json).
+  std::vector<std::int64_t> hit_tokens;
   std::uint64_t events = 0;
   double wall_seconds = 0;
 };
