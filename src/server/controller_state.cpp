@@ -56,8 +56,18 @@ std::optional<std::int64_t> ControllerState::FindJob(const std::string& queue,
   return it->second;
 }
 
+void ControllerState::NoteChanged(std::int64_t id) {
+  if (changed_jobs.size() >= kMaxChangedJobs) {
+    changed_jobs.clear();
+    changed_overflow = true;
+  }
+  changed_jobs.push_back(id);
+}
+
 void ControllerState::AddJob(JobState job) {
   const auto id = job.rec.id;
+  NoteChanged(id);
+  if (job.rec.finished_ms == 0 && !job.spec.dependencies.empty()) with_dependencies.insert(id);
   job.first_unit_id = next_unit_id;
   next_unit_id += static_cast<std::uint32_t>(std::max<std::size_t>(job.units.size(), 1));
   job_ids[{job.rec.queue, job.rec.name}] = id;
@@ -73,11 +83,16 @@ void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> comm
   for (auto& [id, j] : change.jobs()) {
     auto it = jobs.find(id);
     if (it != jobs.end()) it->second.rec = j;
-    if (j.finished_ms != 0) active.erase(id);
+    if (j.finished_ms != 0) {
+      active.erase(id);
+      with_dependencies.erase(id);
+    }
+    NoteChanged(id);
   }
   for (auto& [key, u] : change.units()) {
     auto it = jobs.find(key.first);
     if (it == jobs.end()) continue;
+    NoteChanged(key.first);
     auto& units = it->second.units;
     if (static_cast<std::size_t>(key.second) >= units.size())
       units.resize(static_cast<std::size_t>(key.second) + 1);
@@ -94,6 +109,7 @@ void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> comm
     }
     if (IsLive(t.state)) live_by_node[t.node].insert(id);
     if (!IsLive(t.state)) awaiting_readoption.erase(id);
+    NoteChanged(t.job_id);
     tasks[id] = t;
   }
   for (auto& [name, n] : change.nodes()) {
@@ -111,6 +127,8 @@ void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> comm
     for (auto tid : it->second.tasks) tasks.erase(tid);
     job_ids.erase({it->second.rec.queue, it->second.rec.name});
     active.erase(id);
+    with_dependencies.erase(id);
+    NoteChanged(id);
     jobs.erase(it);
   }
   for (auto& e : committed) {

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <set>
 
 #include "sched/colocation/oversell.h"
 #include "sched/placement/task_placer.h"
 #include "server/job_gates.h"
+#include "server/pending_queue.h"
 #include "server/resize_applier.h"
 #include "server/run_estimates.h"
 #include "server/service_scaling.h"
@@ -14,10 +16,6 @@
 
 namespace tessera {
 
-namespace {
-
-// Whether the scheduler sees `job` at all: active, not held, its dependencies met, with a
-// unit pending or running.
 bool Schedulable(const JobState& job) {
   if (job.rec.held || job.rec.finished_ms != 0 || !job.blocked_by.empty()) return false;
   for (const auto& u : job.units) {
@@ -25,6 +23,8 @@ bool Schedulable(const JobState& job) {
   }
   return false;
 }
+
+namespace {
 
 TaskPlacement PlacementOf(const TaskRecord& t, NodeId node) {
   TaskPlacement tp;
@@ -144,31 +144,67 @@ CycleCluster BuildCycleCluster(const ControllerState& state,
   return out;
 }
 
-void RefreshSchedulingWorkloads(ControllerState& state, const CycleCluster& cluster) {
-  const bool have_nodes = cluster.cluster->node_count() > 0;
-  for (auto id : state.active) {
-    JobState& job = state.jobs.at(id);
-    if (!Schedulable(job)) continue;
-    const bool tasks = job.spec.IndependentTasks();
-    if (job.resolved_generation != cluster.generation || job.unit_workloads.empty()) {
-      Workload resolved = job.workload;
-      ResolveGpuModels(cluster.cluster->models(), resolved);
-      if (tasks) resolved.groups[0].count = 1;  // each task of a BatchJob is scheduled alone
-      job.unit_workloads.clear();
-      const std::size_t units = tasks ? job.units.size() : 1;
-      for (std::size_t u = 0; u < units; ++u) {
-        auto w = std::make_shared<Workload>(resolved);
-        w->id = JobId(job.first_unit_id + static_cast<std::uint32_t>(u));
-        job.unit_workloads.push_back(std::move(w));
-      }
-      job.resolved_generation = cluster.generation;
+namespace {
+
+void RefreshJobWorkloads(JobState& job, const CycleCluster& cluster) {
+  if (!Schedulable(job)) return;
+  const bool tasks = job.spec.IndependentTasks();
+  if (job.resolved_generation != cluster.generation || job.unit_workloads.empty()) {
+    Workload resolved = job.workload;
+    ResolveGpuModels(cluster.cluster->models(), resolved);
+    if (tasks) resolved.groups[0].count = 1;  // each task of a BatchJob is scheduled alone
+    job.unit_workloads.clear();
+    const std::size_t units = tasks ? job.units.size() : 1;
+    for (std::size_t u = 0; u < units; ++u) {
+      auto w = std::make_shared<Workload>(resolved);
+      w->id = JobId(job.first_unit_id + static_cast<std::uint32_t>(u));
+      job.unit_workloads.push_back(std::move(w));
     }
-    if (job.never_fits_generation != cluster.generation) {
-      job.never_fits =
-          have_nodes ? NeverFitsReason(*cluster.cluster, *job.unit_workloads[0]) : std::nullopt;
-      job.never_fits_generation = cluster.generation;
-    }
+    job.resolved_generation = cluster.generation;
   }
+  if (job.never_fits_generation != cluster.generation) {
+    const bool have_nodes = cluster.cluster->node_count() > 0;
+    job.never_fits =
+        have_nodes ? NeverFitsReason(*cluster.cluster, *job.unit_workloads[0]) : std::nullopt;
+    job.never_fits_generation = cluster.generation;
+  }
+}
+
+}  // namespace
+
+void RefreshSchedulingWorkloads(ControllerState& state, const CycleCluster& cluster,
+                                const std::vector<std::int64_t>* only) {
+  if (only == nullptr) {
+    for (auto id : state.active) RefreshJobWorkloads(state.jobs.at(id), cluster);
+    return;
+  }
+  for (auto id : *only) {
+    if (!state.active.contains(id)) continue;
+    if (auto it = state.jobs.find(id); it != state.jobs.end())
+      RefreshJobWorkloads(it->second, cluster);
+  }
+}
+
+std::vector<PendingUnitView> PendingViewsOf(const ControllerState& state, std::int64_t id,
+                                            const JobState& job, Tick now) {
+  std::vector<PendingUnitView> out;
+  if (!Schedulable(job) || job.unit_workloads.empty() || job.never_fits) return out;
+  // BatchJob spec.parallelism; an autoscaled service's replicas wanted (service_scaling.h).
+  int free_slots =
+      std::min(FreeParallelismSlots(job.spec, job.units), FreeReplicaSlots(state, job));
+  for (const auto& unit : job.units) {
+    if (unit.phase != UnitPhase::kPending) continue;
+    if (IsResizing(job, unit.unit)) continue;  // bound again at its target, not by Schedule
+    if (free_slots-- <= 0) continue;
+    const auto& w =
+        job.unit_workloads[job.spec.IndependentTasks() ? static_cast<std::size_t>(unit.unit) : 0];
+    // Run times for backfill, srtf and srsf; earlier runs' GPU-time for las.
+    const UnitHistory before = HistoryOf(state, job, unit);
+    const Tick remaining = EstimatedRemaining(job.spec, unit, before, now);
+    out.push_back({JobView{w.get(), JobPhase::kPending, {}, 0, before.gpu_seconds, remaining, 0},
+                   SnapshotUnit{id, unit.unit, unit.attempt, unit.phase}, w});
+  }
+  return out;
 }
 
 std::optional<std::size_t> CycleSnapshot::IndexOf(JobId id) const {
@@ -177,11 +213,48 @@ std::optional<std::size_t> CycleSnapshot::IndexOf(JobId id) const {
   return it->second;
 }
 
+const SnapshotUnit* CycleSnapshot::UnitOf(JobId id) const {
+  if (auto i = IndexOf(id)) return &units[*i];
+  if (queue == nullptr) return nullptr;
+  const PendingUnitView* v = queue->Find(id);
+  return v != nullptr ? &v->unit : nullptr;
+}
+
+const JobView* CycleSnapshot::ViewOf(JobId id) const {
+  if (auto i = IndexOf(id)) return &snap.jobs[*i];
+  if (queue == nullptr) return nullptr;
+  const PendingUnitView* v = queue->Find(id);
+  return v != nullptr ? &v->view : nullptr;
+}
+
+namespace {
+
+// The jobs a snapshot looks at: every active one, or with a queue only those with live tasks
+// and those the queue leaves out, in id order either way.
+std::vector<std::int64_t> JobsToLookAt(const ControllerState& state,
+                                       const UnitPlacements& placements,
+                                       const PendingQueue* queue) {
+  if (queue == nullptr) return {state.active.begin(), state.active.end()};
+  std::vector<std::int64_t> live;
+  for (const auto& [unit, placement] : placements) {
+    if (live.empty() || live.back() != unit.first) live.push_back(unit.first);
+  }
+  std::vector<std::int64_t> out;
+  std::set_union(live.begin(), live.end(), queue->uncached().begin(), queue->uncached().end(),
+                 std::back_inserter(out));
+  std::erase_if(out, [&](std::int64_t id) { return !state.active.contains(id); });
+  return out;
+}
+
+}  // namespace
+
 CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluster& cluster,
                                  Tick now, std::uint64_t seed,
-                                 std::shared_ptr<std::uint64_t> versions, Tick usage_window_ms) {
+                                 std::shared_ptr<std::uint64_t> versions, Tick usage_window_ms,
+                                 const PendingQueue* queue) {
   CycleSnapshot out;
   out.cluster = cluster;
+  out.queue = queue;
   out.working = std::make_unique<ClusterState>(*cluster.cluster, std::move(versions));
   LiveUnits live;
   const auto placements = TakeLiveTasks(state, cluster, *out.working, out.problems, live);
@@ -189,47 +262,46 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
   Snapshot& snap = out.snap;
   snap.now = now;
   snap.seed = seed;
-  for (auto id : state.active) {
+  if (queue != nullptr) snap.pending_in_order = &queue->in_order();
+  const std::vector<std::int64_t> jobs = JobsToLookAt(state, placements, queue);
+  for (auto id : jobs) {
     const JobState& job = state.jobs.at(id);
     if (!Schedulable(job) || job.unit_workloads.empty()) continue;
-    // BatchJob spec.parallelism; an autoscaled service's replicas wanted (service_scaling.h).
-    int free_slots =
-        std::min(FreeParallelismSlots(job.spec, job.units), FreeReplicaSlots(state, job));
+    // The queue's jobs have their pending views there.
+    std::vector<PendingUnitView> pending;
+    if (queue == nullptr || !queue->Holds(id)) pending = PendingViewsOf(state, id, job, now);
+    std::size_t next_pending = 0;
     for (const auto& unit : job.units) {
-      const bool pending = unit.phase == UnitPhase::kPending;
-      if (!pending && unit.phase != UnitPhase::kRunning) continue;
+      if (unit.phase == UnitPhase::kPending) {
+        if (next_pending >= pending.size() || pending[next_pending].unit.unit != unit.unit)
+          continue;
+        PendingUnitView& v = pending[next_pending++];
+        out.index_[v.workload->id.value] = out.units.size();
+        snap.jobs.push_back(std::move(v.view));
+        out.units.push_back(v.unit);
+        out.workloads.push_back(std::move(v.workload));
+        continue;
+      }
+      if (unit.phase != UnitPhase::kRunning) continue;
       if (IsResizing(job, unit.unit)) continue;  // bound again at its target, not by Schedule
-      if (pending && free_slots-- <= 0) continue;
+      auto pit = placements.find({id, unit.unit});
+      if (pit == placements.end()) continue;
       const auto& w =
           job.unit_workloads[job.spec.IndependentTasks() ? static_cast<std::size_t>(unit.unit) : 0];
-      // Run times for backfill, srtf and srsf; earlier runs' GPU-time for las.
       const UnitHistory before = HistoryOf(state, job, unit);
       const Tick remaining = EstimatedRemaining(job.spec, unit, before, now);
-      if (pending) {
-        if (job.never_fits) continue;
-        snap.jobs.push_back(
-            JobView{w.get(), JobPhase::kPending, {}, 0, before.gpu_seconds, remaining, 0});
-      } else {
-        auto pit = placements.find({id, unit.unit});
-        if (pit == placements.end()) continue;
-        // Its last checkpoint, estimated from the spec's checkpoint.intervalSeconds (the program
-        // gets it as TESSERA_CHECKPOINT_INTERVAL_SECONDS); unknown: everything since the start.
-        const Tick interval = w->checkpoint_interval;
-        const Tick saved =
-            interval > 0 ? LastCheckpointAt(unit.started_ms, now, interval) : unit.started_ms;
-        JobView v{w.get(),
-                  JobPhase::kRunning,
-                  pit->second,
-                  unit.started_ms,
-                  before.gpu_seconds,
-                  remaining,
-                  saved};
-        v.oversold = live.oversold.contains({id, unit.unit});
-        if (usage_window_ms > 0)
-          v.used_gpu_milli =
-              UsedGpuMilli(state, live.tasks[{id, unit.unit}], now - usage_window_ms);
-        snap.jobs.push_back(std::move(v));
-      }
+      // Its last checkpoint, estimated from the spec's checkpoint.intervalSeconds (the program
+      // gets it as TESSERA_CHECKPOINT_INTERVAL_SECONDS); unknown: everything since the start.
+      const Tick interval = w->checkpoint_interval;
+      const Tick saved =
+          interval > 0 ? LastCheckpointAt(unit.started_ms, now, interval) : unit.started_ms;
+      JobView v{
+          w.get(), JobPhase::kRunning, pit->second, unit.started_ms, before.gpu_seconds, remaining,
+          saved};
+      v.oversold = live.oversold.contains({id, unit.unit});
+      if (usage_window_ms > 0)
+        v.used_gpu_milli = UsedGpuMilli(state, live.tasks[{id, unit.unit}], now - usage_window_ms);
+      snap.jobs.push_back(std::move(v));
       out.index_[w->id.value] = out.units.size();
       out.units.push_back({id, unit.unit, unit.attempt, unit.phase});
       out.workloads.push_back(w);
@@ -239,19 +311,18 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
   // soon free (priority preemption does, so a preemptor waiting for its victims preempts no
   // one else).
   // A resizing gang releases only the ranks it drops.
-  for (auto id : state.active) {
+  for (const auto& [key, placement] : placements) {
+    const auto& [id, unit_index] = key;
+    if (!state.active.contains(id)) continue;
     const JobState& job = state.jobs.at(id);
-    for (const auto& unit : job.units) {
-      if (unit.phase != UnitPhase::kStopping) continue;
-      auto pit = placements.find({id, unit.unit});
-      if (pit == placements.end()) continue;
-      if (!IsResizing(job, unit.unit)) {
-        snap.releasing.push_back(
-            ChargedPlacement(pit->second, live.oversold.contains({id, unit.unit})));
-      } else if (Placement dropped = DroppedRanks(*job.resize, pit->second, cluster);
-                 !dropped.empty()) {
-        snap.releasing.push_back(std::move(dropped));
-      }
+    if (static_cast<std::size_t>(unit_index) >= job.units.size() ||
+        job.units[static_cast<std::size_t>(unit_index)].phase != UnitPhase::kStopping)
+      continue;
+    if (!IsResizing(job, unit_index)) {
+      snap.releasing.push_back(ChargedPlacement(placement, live.oversold.contains(key)));
+    } else if (Placement dropped = DroppedRanks(*job.resize, placement, cluster);
+               !dropped.empty()) {
+      snap.releasing.push_back(std::move(dropped));
     }
   }
   return out;

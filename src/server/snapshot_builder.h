@@ -23,6 +23,8 @@
 
 namespace tessera {
 
+class PendingQueue;
+
 // The registered nodes (in name order) as the scheduler's Cluster; rebuilt only when a node
 // is added or changes shape (ControllerState::node_generation).
 struct CycleCluster {
@@ -43,7 +45,13 @@ void AddRegisteredNodes(const ControllerState& state, const std::vector<std::str
 // Gives every job the scheduler may see its unit workloads with GPU models resolved against
 // `cluster`, and, once per node generation, the reason it can never fit (none without nodes).
 // Touches only JobState's scheduling fields (not durable).
-void RefreshSchedulingWorkloads(ControllerState& state, const CycleCluster& cluster);
+// With `only`, just those jobs (ids may repeat or be gone), when the cluster is unchanged.
+void RefreshSchedulingWorkloads(ControllerState& state, const CycleCluster& cluster,
+                                const std::vector<std::int64_t>* only = nullptr);
+
+// Whether the scheduler sees `job` at all: active, not held, its dependencies met, with a
+// unit pending or running.
+bool Schedulable(const JobState& job);
 
 // A unit as the snapshot saw it; the decision applier checks it has not changed since.
 struct SnapshotUnit {
@@ -53,6 +61,19 @@ struct SnapshotUnit {
   UnitPhase phase = UnitPhase::kPending;
 };
 
+// A pending unit's view as a snapshot shows it, with what the decision applier needs of it.
+struct PendingUnitView {
+  JobView view;
+  SnapshotUnit unit;
+  std::shared_ptr<const Workload> workload;  // what view.job points at
+};
+
+// The views of job `id`'s pending units that a snapshot shows (none for a job it does not
+// see): within its free parallelism and replica slots, not resizing, not never-fitting.
+// REQUIRES: RefreshSchedulingWorkloads for the job since it last changed.
+std::vector<PendingUnitView> PendingViewsOf(const ControllerState& state, std::int64_t id,
+                                            const JobState& job, Tick now);
+
 struct CycleSnapshot {
   CycleCluster cluster;
   std::unique_ptr<ClusterState> working;  // over *cluster.cluster
@@ -60,13 +81,20 @@ struct CycleSnapshot {
   std::vector<std::shared_ptr<const Workload>> workloads;  // what snap.jobs point at
   std::vector<SnapshotUnit> units;                         // parallel to snap.jobs
   std::vector<std::string> problems;  // live tasks that did not fit the rebuilt state
+  // The long-lived queue whose pending views are snap.pending_in_order (the cycle's, see
+  // pending_queue.h); null when every view is in snap.jobs. Not changed until the cycle ends.
+  const PendingQueue* queue = nullptr;
 
   // The index in snap.jobs of the view whose workload has scheduling id `id`.
   std::optional<std::size_t> IndexOf(JobId id) const;
+  // The unit and view with scheduling id `id`, in snap.jobs or the queue; null if neither.
+  const SnapshotUnit* UnitOf(JobId id) const;
+  const JobView* ViewOf(JobId id) const;
 
  private:
   friend CycleSnapshot BuildCycleSnapshot(const ControllerState&, const CycleCluster&, Tick,
-                                          std::uint64_t, std::shared_ptr<std::uint64_t>, Tick);
+                                          std::uint64_t, std::shared_ptr<std::uint64_t>, Tick,
+                                          const PendingQueue*);
   std::unordered_map<std::uint32_t, std::size_t> index_;
 };
 
@@ -74,10 +102,13 @@ struct CycleSnapshot {
 // source shared by every working state the caller's Scheduler sees (core/cluster_state.h).
 // With `usage_window_ms` > 0, each running unit's JobView::used_gpu_milli is the highest use
 // its tasks reported over that window (co-location's oversell credit, gpu_usage_feed.h).
+// With `queue` (up to date for `state`, pending_queue.h), the pending units of the jobs it
+// holds are its views, handed as snap.pending_in_order, and only the running units and the
+// jobs it leaves out are looked at: a cycle costs what runs, not what waits.
 // REQUIRES: RefreshSchedulingWorkloads(state, cluster) since the state last changed.
 CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluster& cluster,
                                  Tick now, std::uint64_t seed,
-                                 std::shared_ptr<std::uint64_t> versions,
-                                 Tick usage_window_ms = 0);
+                                 std::shared_ptr<std::uint64_t> versions, Tick usage_window_ms = 0,
+                                 const PendingQueue* queue = nullptr);
 
 }  // namespace tessera
