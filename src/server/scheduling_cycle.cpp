@@ -30,10 +30,10 @@ void SchedulingCycle::TakeChangesLocked(const Scheduler& scheduler, bool all) {
   ControllerState& state = core_.state;
   std::vector<std::int64_t> changed;
   changed.swap(state.changed_jobs);
-  state.changed_overflow = false;
+  all = all || state.changed_overflow;  // notes were lost: afresh (reset once the tasks are)
   // The jobs left out of the queue are looked at again each cycle.
   changed.insert(changed.end(), queue_.uncached().begin(), queue_.uncached().end());
-  if (!all) RefreshSchedulingWorkloads(state, cluster_, &changed);
+  RefreshSchedulingWorkloads(state, cluster_, all ? nullptr : &changed);
   auto touched = queue_.Update(state, std::move(changed), all, scheduler, core_.Now());
   queue_touched_.insert(queue_touched_.end(), touched.begin(), touched.end());
 }
@@ -49,15 +49,20 @@ std::optional<CycleSnapshot> SchedulingCycle::SnapshotLocked(const Scheduler** s
   StartResizedUnitsLocked(core_, cluster_, port_salt_);
   const bool queued = use_queue_ && built;
   const bool rebuild_queue = new_cluster || state.changed_overflow || !queue_built_;
-  if (!queued || rebuild_queue) RefreshSchedulingWorkloads(state, cluster_);
+  if (!queued) RefreshSchedulingWorkloads(state, cluster_);
   ApplyDependenciesLocked(core_);
   if (queued) TakeChangesLocked(**built, rebuild_queue);
   queue_built_ = queued;
   recovery_.RecoverLocked(cluster_, seed, versions_, queued ? &queue_.restarted_gangs() : nullptr);
   if (queued) {
     TakeChangesLocked(**built, false);  // what recovery committed
+    // The live tasks of the jobs the queue took (both times) in the working state.
+    live_tasks_.Update(state, cluster_, queue_touched_, rebuild_queue || state.changed_overflow,
+                       versions_);
+    state.changed_overflow = false;
   } else {
     state.changed_jobs.clear();
+    state.changed_overflow = false;
     for (auto id : state.active) state.jobs.at(id).waiting = false;
   }
   for (auto id : waiting_before_) {
@@ -67,8 +72,9 @@ std::optional<CycleSnapshot> SchedulingCycle::SnapshotLocked(const Scheduler** s
   // The usage window feeds co-location's oversell credit only (docs/colocation.md).
   const Tick usage_window =
       core_.options().scheduler.colocation.enabled ? core_.options().usage_window_ms : 0;
-  CycleSnapshot snapshot = BuildCycleSnapshot(state, cluster_, core_.Now(), seed, versions_,
-                                              usage_window, queued ? &queue_ : nullptr);
+  CycleSnapshot snapshot =
+      BuildCycleSnapshot(state, cluster_, core_.Now(), seed, versions_, usage_window,
+                         queued ? &queue_ : nullptr, queued ? &live_tasks_ : nullptr);
   recovery_.HoldSpares(snapshot);
   for (const auto& problem : snapshot.problems) spdlog::warn("scheduling cycle: {}", problem);
   if (snapshot.snap.jobs.empty() && (!queued || queue_.in_order().empty())) return std::nullopt;
@@ -161,7 +167,9 @@ int SchedulingCycle::Run() {
   const double seconds = std::chrono::duration<double>(end - cycle_start).count();
   core_.metrics.Cycle(seconds, std::chrono::duration<double>(last_locked_).count());
   const auto& jobs = snapshot->snap.jobs;
-  if (std::any_of(jobs.begin(), jobs.end(),
+  const auto* queued = snapshot->snap.pending_in_order;
+  if ((queued != nullptr && !queued->empty()) ||
+      std::any_of(jobs.begin(), jobs.end(),
                   [](const JobView& v) { return v.phase == JobPhase::kPending; })) {
     core_.metrics.PendingCycle(seconds);
   }

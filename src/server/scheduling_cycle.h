@@ -1,6 +1,7 @@
 // One scheduling cycle of the controller, on the real clock:
 //   1. under the core's lock: refresh the cluster and the scheduling workloads of the jobs
 //      that changed, bring the long-lived pending queue up to date with them (pending_queue.h),
+//      and the live tasks' working state with the tasks that changed (live_task_index.h),
 //      recover the gangs that lost a node with their recovery policy (recovery_step.h), and
 //      take a snapshot (snapshot_builder.h) of the running units with the queue in it, the
 //      spare pool held back from it;
@@ -22,6 +23,7 @@
 #include "server/controller_core.h"
 #include "server/decision_applier.h"
 #include "server/live_scheduler.h"
+#include "server/live_task_index.h"
 #include "server/pending_queue.h"
 #include "server/recovery_step.h"
 #include "server/snapshot_builder.h"
@@ -61,6 +63,7 @@ class SchedulingCycle {
   bool use_queue_ = false;
   bool queue_built_ = false;  // the queue is up to date but for state.changed_jobs
   PendingQueue queue_;
+  LiveTaskIndex live_tasks_;                  // with the queue: the working state across cycles
   std::vector<std::int64_t> queue_touched_;   // jobs whose queued views changed this cycle
   std::vector<std::int64_t> decided_before_;  // jobs with queued units decided last cycle
   std::vector<std::int64_t> waiting_before_;  // jobs marked waiting from snap.jobs last cycle

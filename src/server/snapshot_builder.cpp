@@ -8,6 +8,7 @@
 #include "sched/colocation/oversell.h"
 #include "sched/placement/task_placer.h"
 #include "server/job_gates.h"
+#include "server/live_task_index.h"
 #include "server/pending_queue.h"
 #include "server/resize_applier.h"
 #include "server/run_estimates.h"
@@ -24,9 +25,7 @@ bool Schedulable(const JobState& job) {
   return false;
 }
 
-namespace {
-
-TaskPlacement PlacementOf(const TaskRecord& t, NodeId node) {
+TaskPlacement LivePlacementOf(const TaskRecord& t, NodeId node) {
   TaskPlacement tp;
   tp.node = node;
   for (int g : t.gpus) tp.gpu_mask |= static_cast<std::uint16_t>(1U << g);
@@ -36,8 +35,16 @@ TaskPlacement PlacementOf(const TaskRecord& t, NodeId node) {
   return tp;
 }
 
-using UnitKey = std::pair<std::int64_t, int>;
-using UnitPlacements = std::map<UnitKey, Placement>;
+namespace {
+
+// Marks the nodes the scheduler must not use (not Ready, running strays, cordoned) unhealthy.
+void MarkUnschedulable(const ControllerState& state, const CycleCluster& cluster,
+                       ClusterState& working) {
+  for (const auto& [name, node] : state.nodes) {
+    auto nid = cluster.ids.find(name);
+    if (nid != cluster.ids.end() && !node.schedulable()) working.SetHealthy(nid->second, false);
+  }
+}
 
 // What co-location needs of the live units besides their placements.
 struct LiveUnits {
@@ -59,7 +66,7 @@ UnitPlacements TakeLiveTasks(const ControllerState& state, const CycleCluster& c
     if (nid == cluster.ids.end()) continue;
     for (auto id : ids) {
       const TaskRecord& t = state.tasks.at(id);
-      const TaskPlacement tp = PlacementOf(t, nid->second);
+      const TaskPlacement tp = LivePlacementOf(t, nid->second);
       if (t.oversold) live.oversold.insert({t.job_id, t.unit});
       live.tasks[{t.job_id, t.unit}].push_back(id);
       if (!working.Apply(ChargedPlacement({tp}, t.oversold))) {
@@ -76,10 +83,7 @@ UnitPlacements TakeLiveTasks(const ControllerState& state, const CycleCluster& c
     Placement& p = placements[unit];
     for (const auto& [rank, tp] : ranks) p.push_back(tp);
   }
-  for (const auto& [name, node] : state.nodes) {
-    auto nid = cluster.ids.find(name);
-    if (nid != cluster.ids.end() && !node.schedulable()) working.SetHealthy(nid->second, false);
-  }
+  MarkUnschedulable(state, cluster, working);
   return placements;
 }
 
@@ -242,8 +246,7 @@ std::vector<std::int64_t> JobsToLookAt(const ControllerState& state,
   std::vector<std::int64_t> out;
   std::set_union(live.begin(), live.end(), queue->uncached().begin(), queue->uncached().end(),
                  std::back_inserter(out));
-  std::erase_if(out, [&](std::int64_t id) { return !state.active.contains(id); });
-  return out;
+  return out;  // finished jobs among them are skipped by the caller
 }
 
 }  // namespace
@@ -251,13 +254,25 @@ std::vector<std::int64_t> JobsToLookAt(const ControllerState& state,
 CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluster& cluster,
                                  Tick now, std::uint64_t seed,
                                  std::shared_ptr<std::uint64_t> versions, Tick usage_window_ms,
-                                 const PendingQueue* queue) {
+                                 const PendingQueue* queue, const LiveTaskIndex* live_tasks) {
   CycleSnapshot out;
   out.cluster = cluster;
   out.queue = queue;
-  out.working = std::make_unique<ClusterState>(*cluster.cluster, std::move(versions));
-  LiveUnits live;
-  const auto placements = TakeLiveTasks(state, cluster, *out.working, out.problems, live);
+  LiveUnits taken;
+  UnitPlacements taken_placements;
+  if (live_tasks != nullptr) {
+    out.working = std::make_unique<ClusterState>(live_tasks->taken());
+    MarkUnschedulable(state, cluster, *out.working);
+    out.problems = live_tasks->Problems();
+  } else {
+    out.working = std::make_unique<ClusterState>(*cluster.cluster, std::move(versions));
+    taken_placements = TakeLiveTasks(state, cluster, *out.working, out.problems, taken);
+  }
+  const UnitPlacements& placements =
+      live_tasks != nullptr ? live_tasks->placements() : taken_placements;
+  const std::set<UnitKey>& oversold =
+      live_tasks != nullptr ? live_tasks->oversold() : taken.oversold;
+  const auto& unit_tasks = live_tasks != nullptr ? live_tasks->unit_tasks() : taken.tasks;
   TakeResizeTargets(state, cluster, *out.working);
   Snapshot& snap = out.snap;
   snap.now = now;
@@ -265,8 +280,10 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
   if (queue != nullptr) snap.pending_in_order = &queue->in_order();
   const std::vector<std::int64_t> jobs = JobsToLookAt(state, placements, queue);
   for (auto id : jobs) {
-    const JobState& job = state.jobs.at(id);
-    if (!Schedulable(job) || job.unit_workloads.empty()) continue;
+    auto it = state.jobs.find(id);
+    if (it == state.jobs.end()) continue;
+    const JobState& job = it->second;
+    if (!Schedulable(job) || job.unit_workloads.empty()) continue;  // finished ones too
     // The queue's jobs have their pending views there.
     std::vector<PendingUnitView> pending;
     if (queue == nullptr || !queue->Holds(id)) pending = PendingViewsOf(state, id, job, now);
@@ -298,9 +315,13 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
       JobView v{
           w.get(), JobPhase::kRunning, pit->second, unit.started_ms, before.gpu_seconds, remaining,
           saved};
-      v.oversold = live.oversold.contains({id, unit.unit});
-      if (usage_window_ms > 0)
-        v.used_gpu_milli = UsedGpuMilli(state, live.tasks[{id, unit.unit}], now - usage_window_ms);
+      v.oversold = oversold.contains({id, unit.unit});
+      if (usage_window_ms > 0) {
+        auto tasks = unit_tasks.find({id, unit.unit});
+        v.used_gpu_milli = tasks == unit_tasks.end()
+                               ? -1
+                               : UsedGpuMilli(state, tasks->second, now - usage_window_ms);
+      }
       snap.jobs.push_back(std::move(v));
       out.index_[w->id.value] = out.units.size();
       out.units.push_back({id, unit.unit, unit.attempt, unit.phase});
@@ -313,13 +334,14 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
   // A resizing gang releases only the ranks it drops.
   for (const auto& [key, placement] : placements) {
     const auto& [id, unit_index] = key;
-    if (!state.active.contains(id)) continue;
-    const JobState& job = state.jobs.at(id);
+    auto it = state.jobs.find(id);
+    if (it == state.jobs.end() || it->second.rec.finished_ms != 0) continue;  // not active
+    const JobState& job = it->second;
     if (static_cast<std::size_t>(unit_index) >= job.units.size() ||
         job.units[static_cast<std::size_t>(unit_index)].phase != UnitPhase::kStopping)
       continue;
     if (!IsResizing(job, unit_index)) {
-      snap.releasing.push_back(ChargedPlacement(placement, live.oversold.contains(key)));
+      snap.releasing.push_back(ChargedPlacement(placement, oversold.contains(key)));
     } else if (Placement dropped = DroppedRanks(*job.resize, placement, cluster);
                !dropped.empty()) {
       snap.releasing.push_back(std::move(dropped));

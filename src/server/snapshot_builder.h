@@ -23,6 +23,7 @@
 
 namespace tessera {
 
+class LiveTaskIndex;
 class PendingQueue;
 
 // The registered nodes (in name order) as the scheduler's Cluster; rebuilt only when a node
@@ -52,6 +53,13 @@ void RefreshSchedulingWorkloads(ControllerState& state, const CycleCluster& clus
 // Whether the scheduler sees `job` at all: active, not held, its dependencies met, with a
 // unit pending or running.
 bool Schedulable(const JobState& job);
+
+// A unit by (job id, unit index), and the placement of each with live tasks, rank i at i.
+using UnitKey = std::pair<std::int64_t, int>;
+using UnitPlacements = std::map<UnitKey, Placement>;
+
+// Where live task `t` runs on `node`, as the scheduler sees it.
+TaskPlacement LivePlacementOf(const TaskRecord& t, NodeId node);
 
 // A unit as the snapshot saw it; the decision applier checks it has not changed since.
 struct SnapshotUnit {
@@ -94,7 +102,7 @@ struct CycleSnapshot {
  private:
   friend CycleSnapshot BuildCycleSnapshot(const ControllerState&, const CycleCluster&, Tick,
                                           std::uint64_t, std::shared_ptr<std::uint64_t>, Tick,
-                                          const PendingQueue*);
+                                          const PendingQueue*, const LiveTaskIndex*);
   std::unordered_map<std::uint32_t, std::size_t> index_;
 };
 
@@ -104,11 +112,14 @@ struct CycleSnapshot {
 // its tasks reported over that window (co-location's oversell credit, gpu_usage_feed.h).
 // With `queue` (up to date for `state`, pending_queue.h), the pending units of the jobs it
 // holds are its views, handed as snap.pending_in_order, and only the running units and the
-// jobs it leaves out are looked at: a cycle costs what runs, not what waits.
+// jobs it leaves out are looked at: a cycle costs what runs, not what waits. With `live` (up
+// to date for `state`, live_task_index.h), the working state is a copy of its state and the
+// running units' placements are its own, instead of every live task taken afresh.
 // REQUIRES: RefreshSchedulingWorkloads(state, cluster) since the state last changed.
 CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluster& cluster,
                                  Tick now, std::uint64_t seed,
                                  std::shared_ptr<std::uint64_t> versions, Tick usage_window_ms = 0,
-                                 const PendingQueue* queue = nullptr);
+                                 const PendingQueue* queue = nullptr,
+                                 const LiveTaskIndex* live = nullptr);
 
 }  // namespace tessera

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <random>
 
+#include "server/live_task_index.h"
 #include "server/pending_queue.h"
 #include "state_fixtures.h"
 
@@ -198,9 +199,10 @@ TEST(SnapshotBuilderTest, OversoldTasksHoldNoGpuShareAndReplicasShowTheirWindows
   EXPECT_EQ(off.snap.jobs[0].used_gpu_milli, -1);
 }
 
-// The pending queue kept across cycles (pending_queue.h), updated from the jobs noted as
-// changed, gives the same decisions as a snapshot that lists every pending unit: through
-// submissions of several priorities, binds, ends and a job put on hold.
+// The pending queue and the live tasks' working state kept across cycles (pending_queue.h,
+// live_task_index.h), updated from the jobs and tasks noted as changed, give the same working
+// state and decisions as a snapshot that lists every pending unit and takes every live task
+// afresh: through submissions of several priorities, binds, ends and a job put on hold.
 std::string DecisionsText(const Decisions& decisions) {
   std::string out;
   for (const auto& d : decisions) {
@@ -264,16 +266,24 @@ TEST(SnapshotBuilderTest, ThePendingQueueDecidesAsAFullSnapshotAcrossCycles) {
     ASSERT_TRUE(scheduler);
     const CycleCluster cluster = BuildCycleCluster(state);
     PendingQueue queue;
+    LiveTaskIndex live;
     auto versions = std::make_shared<std::uint64_t>(0);
+    std::size_t binds = 0;
     for (int cycle = 0; cycle < 8; ++cycle) {
       SCOPED_TRACE(cycle);
       const Tick now = 5000 + cycle * 1000;
       RefreshSchedulingWorkloads(state, cluster);
       std::vector<std::int64_t> changed;
       changed.swap(state.changed_jobs);
-      queue.Update(state, std::move(changed), cycle == 0, *scheduler, now);
+      const auto taken = queue.Update(state, std::move(changed), cycle == 0, *scheduler, now);
+      live.Update(state, cluster, taken, cycle == 0, versions);
       const CycleSnapshot full = BuildCycleSnapshot(state, cluster, now, 3, versions);
-      const CycleSnapshot queued = BuildCycleSnapshot(state, cluster, now, 3, versions, 0, &queue);
+      const CycleSnapshot queued =
+          BuildCycleSnapshot(state, cluster, now, 3, versions, 0, &queue, &live);
+      for (int n = 0; n < 4; ++n) {
+        EXPECT_EQ(queued.working->node(NodeId(n)).gpu_free, full.working->node(NodeId(n)).gpu_free);
+        EXPECT_EQ(queued.working->node(NodeId(n)).healthy, full.working->node(NodeId(n)).healthy);
+      }
       // The queue is in the scheduler's order, and the pending units are those of the full one.
       const auto& order = queue.in_order();
       EXPECT_TRUE(std::is_sorted(order.begin(), order.end(), [&](auto* a, auto* b) {
@@ -289,11 +299,24 @@ TEST(SnapshotBuilderTest, ThePendingQueueDecidesAsAFullSnapshotAcrossCycles) {
       for (const auto& v : queued.snap.jobs) queued_pending += v.phase == JobPhase::kPending;
       EXPECT_EQ(queued_pending, pending);
       EXPECT_GT(order.size(), 0u);
+      // The running units, in the same order and places.
+      std::vector<std::string> running_full, running_queued;
+      for (const auto& v : full.snap.jobs)
+        if (v.phase == JobPhase::kRunning)
+          running_full.push_back(
+              DecisionsText({{Decision::Kind::kBind, v.job->id, v.placement, {}}}));
+      for (const auto& v : queued.snap.jobs)
+        if (v.phase == JobPhase::kRunning)
+          running_queued.push_back(
+              DecisionsText({{Decision::Kind::kBind, v.job->id, v.placement, {}}}));
+      EXPECT_EQ(running_queued, running_full);
       const Decisions a = scheduler->Schedule(full.snap, *full.working);
       const Decisions b = scheduler->Schedule(queued.snap, *queued.working);
       ASSERT_EQ(DecisionsText(a), DecisionsText(b));
       for (const auto& d : a) {
-        if (d.kind == Decision::Kind::kBind) BindAsDecided(state, full, d);
+        if (d.kind != Decision::Kind::kBind) continue;
+        BindAsDecided(state, full, d);
+        ++binds;
       }
       // Every third running unit ends; a job is held; more are submitted.
       int seen = 0;
@@ -306,6 +329,7 @@ TEST(SnapshotBuilderTest, ThePendingQueueDecidesAsAFullSnapshotAcrossCycles) {
       }
       submit(5);
     }
+    EXPECT_GT(binds, 10u) << "the cycles bound work";
   }
 }
 
