@@ -7,6 +7,7 @@ packages=(build-essential cmake ninja-build ccache pkg-config git
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   libcpp-httplib-dev libssl-dev openssl libsqlite3-dev sqlite3 libgtest-dev libgmock-dev
   libbenchmark-dev  # libssl: TLS in tesserad's front end; openssl: tessera up makes a CA
+  libzmq3-dev libmsgpack-dev  # vLLM's KV events (ZeroMQ PUB/SUB of msgpack batches)
   python3 python3-torch nginx  # nginx: the reference proxy of `tessera bench gateway`
   clang-14 libclang-rt-14-dev  # libFuzzer for scripts/fuzz.sh
   prometheus  # prometheus, promtool: the metrics tests scrape and lint every /metrics

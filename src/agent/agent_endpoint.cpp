@@ -96,8 +96,15 @@ void Agent::StartLogServer() {
     return;
   }
   log_server_ = std::move(*server);
-  // Exec sessions' reads wait for output: threads enough for them beside logs and scrapes.
-  log_server_->new_task_queue = [] { return new httplib::ThreadPool(32); };
+  // Exec sessions' reads wait for output: threads enough for them (a read and a write each, at
+  // most ExecSessions::kMaxSessions) beside logs and scrapes. A kept-alive connection holds its
+  // thread while idle, so the controller keeps few (server/agent_connections.h) and they close
+  // after a while; within that, a session's reads reuse theirs instead of a TLS handshake each.
+  log_server_->new_task_queue = [] {
+    return new httplib::ThreadPool(2 * ExecSessions::kMaxSessions + 16);
+  };
+  log_server_->set_keep_alive_max_count(100'000);
+  log_server_->set_keep_alive_timeout(10);
   const bool tls = options_.endpoint_tls.enabled();
   const std::string controller = options_.endpoint_tls.controller_cn;
   // With TLS, the routes into tasks answer the controller's client certificate only.
@@ -210,6 +217,11 @@ void Agent::StartExec(const httplib::Request& req, httplib::Response& res) {
                      : code == Error::Code::kFailedPrecondition ? "FailedPrecondition"
                                                                 : "InvalidArgument",
                      cmd.error().message);
+  }
+  if (exec_.size() >= ExecSessions::kMaxSessions) {
+    return SendError(res, 429, "ResourceExhausted",
+                     "this agent has " + std::to_string(exec_.size()) +
+                         " exec sessions open, the most it runs at once; end one first");
   }
   auto session = exec_.Start(*cmd, id, req.get_header_value("X-Tessera-User"));
   if (!session) return SendError(res, 409, "FailedPrecondition", session.error().message);

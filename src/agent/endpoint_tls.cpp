@@ -5,29 +5,16 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "tls/server_context.h"
+
 namespace tessera {
 
 namespace {
 
-std::string OpenSslReason() {
-  const unsigned long code = ERR_get_error();
-  ERR_clear_error();
-  if (code == 0) return "unknown OpenSSL error";
-  char text[256];
-  ERR_error_string_n(code, text, sizeof text);
-  return text;
-}
-
 // Configures `ctx`; an empty string, or what failed.
 std::string SetUp(SSL_CTX& ctx, const EndpointTls& tls) {
-  SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
-  SSL_CTX_set_options(&ctx, SSL_OP_NO_RENEGOTIATION);
-  if (SSL_CTX_use_certificate_chain_file(&ctx, tls.cert_file.c_str()) != 1)
-    return "--tls-cert-file: cannot load " + tls.cert_file + ": " + OpenSslReason();
-  if (SSL_CTX_use_PrivateKey_file(&ctx, tls.key_file.c_str(), SSL_FILETYPE_PEM) != 1)
-    return "--tls-private-key-file: cannot load " + tls.key_file + ": " + OpenSslReason();
-  if (SSL_CTX_check_private_key(&ctx) != 1)
-    return "--tls-private-key-file: " + tls.key_file + " is not the key of " + tls.cert_file;
+  if (std::string failure = SetUpServerContext(ctx, tls.cert_file, tls.key_file); !failure.empty())
+    return failure;
   if (SSL_CTX_load_verify_locations(&ctx, tls.client_ca.c_str(), nullptr) != 1)
     return "--client-ca-file: cannot load " + tls.client_ca + ": " + OpenSslReason();
   STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(tls.client_ca.c_str());

@@ -350,6 +350,9 @@ ExecSessions::~ExecSessions() {
 Result<std::string> ExecSessions::Start(const ExecCommand& cmd, std::int64_t task_id,
                                         const std::string& user) {
   std::lock_guard lock(mu_);
+  if (sessions_.size() >= kMaxSessions)
+    return FailedPrecondition("exec: " + std::to_string(sessions_.size()) +
+                              " sessions open, the most an agent runs at once");
   auto s = ExecSession::Start(cmd, task_id, user);
   if (!s) return std::unexpected(s.error());
   std::string id = RandomId();

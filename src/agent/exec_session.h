@@ -100,9 +100,13 @@ class ExecSession {
 class ExecSessions {
  public:
   static constexpr auto kIdle = std::chrono::seconds(60);
+  // Sessions at once (each holds a process and up to two endpoint threads); the controller's
+  // caps (server/exec_session_table.h) are usually lower.
+  static constexpr std::size_t kMaxSessions = 16;
   ~ExecSessions();
 
-  // Starts `cmd` and returns the new session's id (128 random bits, hex).
+  // Starts `cmd` and returns the new session's id (128 random bits, hex); refused beyond
+  // kMaxSessions.
   Result<std::string> Start(const ExecCommand& cmd, std::int64_t task_id, const std::string& user);
   // The session `id` if `user` opened it.
   std::shared_ptr<ExecSession> Find(const std::string& id, const std::string& user);

@@ -6,7 +6,7 @@ if(NOT TARGET PkgConfig::CPP_HTTPLIB)
 endif()
 
 find_package(OpenSSL REQUIRED)
-tessera_part(agent DEPS tessera_spec tessera_core PkgConfig::CPP_HTTPLIB OpenSSL::SSL OpenSSL::Crypto Threads::Threads
+tessera_part(agent DEPS tessera_spec tessera_core tessera_tls PkgConfig::CPP_HTTPLIB OpenSSL::SSL OpenSSL::Crypto Threads::Threads
   nlohmann_json::nlohmann_json ${CMAKE_DL_LIBS})
 
 add_executable(tessera-agent ${CMAKE_CURRENT_SOURCE_DIR}/src/agent/main.cpp)

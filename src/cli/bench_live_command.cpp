@@ -121,22 +121,11 @@ Result<Json> MeasureLatency(const std::string& url, int jobs) {
   std::vector<double> latencies;
   for (int i = 0; i < jobs; ++i) {
     const std::string name = "lat-" + std::to_string(i);
-    auto job = JsonOf(api.Post("/v1/jobs", BatchSpec(name, "bench-latency", "[sleep, \"0.05\"]")));
-    if (!job) return std::unexpected(job.error());
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (true) {
-      auto detail = JsonOf(api.Get("/v1/jobs/bench-latency/" + name));
-      if (!detail) return std::unexpected(detail.error());
-      const Json& tasks = (*detail)["taskList"];
-      if (!tasks.empty() && tasks[0].value("startedMs", std::int64_t{0}) > 0) {
-        latencies.push_back(static_cast<double>(tasks[0]["startedMs"].get<std::int64_t>() -
-                                                (*detail)["submitTimeMs"].get<std::int64_t>()));
-        break;
-      }
-      if (std::chrono::steady_clock::now() > deadline)
-        return Internal("job " + name + " did not start");
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    auto latency =
+        SubmitAndTimeMs(api, "bench-latency", name,
+                        BatchSpec(name, "bench-latency", "[sleep, \"0.05\"]"), "startedMs", 1);
+    if (!latency) return std::unexpected(latency.error());
+    latencies.push_back(*latency);
   }
   return Json{{"jobs", jobs},
               {"medianMs", Percentile(latencies, 50)},

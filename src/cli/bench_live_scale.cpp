@@ -80,39 +80,6 @@ Status WritePendingStore(const std::string& path, int jobs) {
   return {};
 }
 
-// One process's resident memory (VmRSS, VmHWM: its peak) in MiB and CPU seconds so far.
-struct ProcessUse {
-  double rss_mib = 0;
-  double peak_rss_mib = 0;
-  double cpu_seconds = 0;
-};
-ProcessUse UseOf(pid_t pid) {
-  ProcessUse u;
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(status, line);) {
-    std::istringstream in(line);
-    std::string key;
-    double kib = 0;
-    in >> key >> kib;
-    if (key == "VmRSS:") u.rss_mib = kib / 1024;
-    if (key == "VmHWM:") u.peak_rss_mib = kib / 1024;
-  }
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string all((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const auto paren = all.rfind(')');
-  if (paren != std::string::npos) {
-    std::istringstream in(all.substr(paren + 2));
-    std::string field;
-    double utime = 0, stime = 0;
-    for (int f = 3; f <= 15 && in >> field; ++f) {
-      if (f == 14) utime = std::stod(field);
-      if (f == 15) stime = std::stod(field);
-    }
-    u.cpu_seconds = (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-  }
-  return u;
-}
-
 class ScaleCluster {
  public:
   ScaleCluster(std::string dir, std::string bin) : dir_(std::move(dir)), bin_(std::move(bin)) {}
@@ -168,6 +135,30 @@ int JobsIn(const Json& status, const char* phase) {
   return status.contains("jobs") ? status["jobs"].value(phase, 0) : 0;
 }
 
+}  // namespace
+
+Result<double> SubmitAndTimeMs(ApiClient& api, const std::string& queue, const std::string& name,
+                               const std::string& spec, const std::string& task_stamp,
+                               int poll_ms) {
+  auto job = JsonOf(api.Post("/v1/jobs", spec));
+  if (!job) return std::unexpected(job.error());
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (true) {
+    auto detail = JsonOf(api.Get("/v1/jobs/" + queue + "/" + name));
+    if (!detail) return std::unexpected(detail.error());
+    const Json& tasks = (*detail)["taskList"];
+    if (!tasks.empty() && tasks[0].value(task_stamp, std::int64_t{0}) > 0) {
+      return static_cast<double>(tasks[0][task_stamp].get<std::int64_t>() -
+                                 (*detail)["submitTimeMs"].get<std::int64_t>());
+    }
+    if (Clock::now() > deadline)
+      return Internal("job " + queue + "/" + name + ": no " + task_stamp + " within 30 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
+  }
+}
+
+namespace {
+
 // Probe jobs of priority 100, one at a time until `stop`: the bind's commit (its task's
 // creation) minus the submission, both stamped by the controller.
 Result<std::vector<double>> RunProbes(const std::string& url, int probes,
@@ -176,21 +167,10 @@ Result<std::vector<double>> RunProbes(const std::string& url, int probes,
   std::vector<double> waits;
   for (int i = 0; i < probes && !stop; ++i) {
     const std::string name = "probe-" + std::to_string(i);
-    auto job = JsonOf(api.Post("/v1/jobs", SingleGpuSpec(name, "bench-probe", 100, 2)));
-    if (!job) return std::unexpected(job.error());
-    const auto deadline = Clock::now() + std::chrono::seconds(30);
-    while (true) {
-      auto detail = JsonOf(api.Get("/v1/jobs/bench-probe/" + name));
-      if (!detail) return std::unexpected(detail.error());
-      const Json& tasks = (*detail)["taskList"];
-      if (!tasks.empty() && tasks[0].value("createdMs", std::int64_t{0}) > 0) {
-        waits.push_back(static_cast<double>(tasks[0]["createdMs"].get<std::int64_t>() -
-                                            (*detail)["submitTimeMs"].get<std::int64_t>()));
-        break;
-      }
-      if (Clock::now() > deadline) return Internal("probe " + name + " was not bound in 30 s");
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
+    auto wait = SubmitAndTimeMs(api, "bench-probe", name,
+                                SingleGpuSpec(name, "bench-probe", 100, 2), "createdMs", 2);
+    if (!wait) return std::unexpected(wait.error());
+    waits.push_back(*wait);
   }
   return waits;
 }

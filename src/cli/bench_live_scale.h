@@ -37,4 +37,12 @@ Result<nlohmann::json> RunLiveScale(const LiveScaleOptions& options);
 // The rows `tessera bench live` prints for it.
 void PrintLiveScale(const nlohmann::json& result);
 
+class ApiClient;
+
+// Submits `spec` (job QUEUE/NAME) and polls it every `poll_ms` until its first task has
+// `task_stamp` (createdMs: bound; startedMs: started), for at most 30 s; returns that stamp minus
+// the submission, both on the controller's clock, in ms.
+Result<double> SubmitAndTimeMs(ApiClient& api, const std::string& queue, const std::string& name,
+                               const std::string& spec, const std::string& task_stamp, int poll_ms);
+
 }  // namespace tessera::cli

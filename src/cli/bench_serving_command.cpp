@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -28,6 +27,7 @@
 #include "cli/live_client.h"
 #include "cli/live_commands.h"
 #include "cli/serving_replay.h"
+#include "cli/sim_serving.h"
 #include "core/engine_profile.h"
 #include "sim/schedule_benchmark.h"
 #include "sim/serving/global_lru.h"
@@ -53,6 +53,7 @@ struct BenchServingFlags {
   double slo_ttft_ms = 5000;
   double slo_tbt_ms = 100;
   double burst_spacing_ms = 50;
+  std::string load_view = "gateway";  // what the simulator's router knows of the load
   std::string state;
   std::string out;
   std::string bin_dir;
@@ -186,25 +187,18 @@ Result<Json> RunBenchServing(const BenchServingFlags& f) {
   if (!(f.rate_scale > 0)) return InvalidArgument("--rate-scale: must be positive");
   if (!(f.time_scale > 0)) return InvalidArgument("--time-scale: must be positive");
   if (f.requests < 1 || f.skip < 0) return InvalidArgument("--requests: >= 1, --skip: >= 0");
+  auto load_view = ParseLoadView(f.load_view);
+  if (!load_view) return InvalidArgument("--sim-" + load_view.error().message);
   auto slice = SliceOf(f);
   if (!slice) return std::unexpected(slice.error());
   // The engines and the gateway hash blocks of the trace's size (16 for a trace without hashes).
   const int block_tokens = slice->block_tokens > 0 ? slice->block_tokens : 16;
   const LlmTrace sim_trace = ReplayTraceForSim(*slice, block_tokens);
-  std::int64_t kv_blocks = EngineProfile{}.kv_cache_tokens / block_tokens;
-  if (f.kv_blocks.empty()) {
-    // the profile's, as the engines' own default
-  } else if (f.kv_blocks == "auto") {
-    kv_blocks =
-        (CapacityForHitRateFraction(sim_trace.requests, block_tokens, 0.9) + f.replicas - 1) /
-        f.replicas;
-  } else {
-    auto [p, ec] =
-        std::from_chars(f.kv_blocks.data(), f.kv_blocks.data() + f.kv_blocks.size(), kv_blocks);
-    if (ec != std::errc() || p != f.kv_blocks.data() + f.kv_blocks.size() || kv_blocks <= 0)
-      return InvalidArgument("--kv-blocks-per-replica: '" + f.kv_blocks +
-                             "' is neither auto nor a whole number > 0");
-  }
+  // Empty: the profile's, as the engines' own default.
+  auto kv_blocks_per_replica = KvBlocksPerReplica(f.kv_blocks, sim_trace, block_tokens, f.replicas,
+                                                  EngineProfile{}.kv_cache_tokens / block_tokens);
+  if (!kv_blocks_per_replica) return std::unexpected(kv_blocks_per_replica.error());
+  std::int64_t kv_blocks = *kv_blocks_per_replica;
   kv_blocks = std::max<std::int64_t>(kv_blocks, 1);
 
   const std::string bin = f.bin_dir.empty() ? SelfDirectory() : f.bin_dir;
@@ -267,6 +261,7 @@ Result<Json> RunBenchServing(const BenchServingFlags& f) {
   o.slo_ttft_ms = f.slo_ttft_ms;
   o.slo_tbt_ms = f.slo_tbt_ms;
   o.block_tokens = block_tokens;
+  o.load_view = *load_view;
   auto sim = RunServing(sim_trace, f.router, o);
   if (!sim) return std::unexpected(sim.error());
 
@@ -292,6 +287,7 @@ Result<Json> RunBenchServing(const BenchServingFlags& f) {
               {"slo_ttft_ms", f.slo_ttft_ms},
               {"slo_tbt_ms", f.slo_tbt_ms},
               {"burst_spacing_ms", f.burst_spacing_ms},
+              {"sim_load_view", f.load_view},
               {"live", live},
               {"sim",
                {{"completed", sim->completed},
@@ -347,6 +343,10 @@ void RegisterBenchServingCommand(CLI::App& app) {
                   "Requests of one trace instant are sent this far apart (modelled ms, after "
                   "--rate-scale), in trace order, live and simulated alike")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--sim-load-view", flags->load_view,
+                  "What the simulator's router knows of the load: gateway (what the live "
+                  "gateway knows: the same decision inputs) or engine (the engines' own state)")
       ->capture_default_str();
   cmd->add_option("--state", flags->state, "Cluster state directory (default: a temporary one)");
   cmd->add_option("--bin-dir", flags->bin_dir,

@@ -5,6 +5,7 @@
 // submissions share one commit (the controller's group commit: one SQLite transaction, one etcd
 // txn); the mean group size comes from tesserad's tessera_store_commit_duration_seconds count.
 #include <httplib.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -86,17 +87,36 @@ class BenchController {
     return Internal("tesserad did not become ready; see " + dir + "/tesserad.log");
   }
   const std::string& url() const { return url_; }
+  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = 0;
   std::string url_;
 };
 
-Result<Json> Burst(const std::string& url, int submissions, int clients) {
+// CPU seconds this process (the clients) has used so far.
+double SelfCpuSeconds() {
+  rusage use{};
+  ::getrusage(RUSAGE_SELF, &use);
+  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return seconds(use.ru_utime) + seconds(use.ru_stime);
+}
+
+// The 1-minute load average: the machine is shared, so a figure comes with its load.
+double LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  double load = 0;
+  in >> load;
+  return load;
+}
+
+Result<Json> Burst(const std::string& url, pid_t controller, int submissions, int clients) {
   std::atomic<int> next{0}, failures{0};
   std::mutex mu;
   std::vector<double> request_ms;
   const double commits_before = CommitCount(url);
+  const double controller_cpu_before = UseOf(controller).cpu_seconds;
+  const double client_cpu_before = SelfCpuSeconds();
   const auto t0 = Clock::now();
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c) {
@@ -125,6 +145,8 @@ Result<Json> Burst(const std::string& url, int submissions, int clients) {
   }
   for (auto& t : threads) t.join();
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double controller_cpu = UseOf(controller).cpu_seconds - controller_cpu_before;
+  const double client_cpu = SelfCpuSeconds() - client_cpu_before;
   if (failures > 0) return Internal(std::to_string(failures.load()) + " submissions failed");
   const double commits = CommitCount(url) - commits_before;
   return Json{{"submissions", submissions},
@@ -134,7 +156,11 @@ Result<Json> Burst(const std::string& url, int submissions, int clients) {
               {"requestMedianMs", Percentile(request_ms, 50)},
               {"requestP99Ms", Percentile(request_ms, 99)},
               {"commits", commits},
-              {"submissionsPerCommit", commits > 0 ? submissions / commits : 0.0}};
+              {"submissionsPerCommit", commits > 0 ? submissions / commits : 0.0},
+              // CPU per submission: what the rate is on a machine with cores to spare.
+              {"controllerCpuMicrosPerSubmission", controller_cpu * 1e6 / submissions},
+              {"clientCpuMicrosPerSubmission", client_cpu * 1e6 / submissions},
+              {"loadAverage", LoadAverage()}};
 }
 
 Result<Json> MeasureStore(const std::string& store, const std::string& dir, const std::string& bin,
@@ -157,7 +183,7 @@ Result<Json> MeasureStore(const std::string& store, const std::string& dir, cons
     }
     std::cerr << "bench store: " << f.submissions << " submissions from " << f.clients
               << " clients on " << store << "\n";
-    out = Burst(controller.url(), f.submissions, f.clients);
+    out = Burst(controller.url(), controller.pid(), f.submissions, f.clients);
   }
   StopEtcdCluster(dir);
   if (out) (*out)["store"] = store, (*out)["detail"] = detail;
@@ -194,12 +220,16 @@ Status RunStoreBench(const StoreBenchFlags& f) {
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : out["stores"]) {
-    rows.push_back(
-        {s["store"].get<std::string>(), Number(s["perSecond"].get<double>()),
-         Number(s["requestMedianMs"].get<double>()), Number(s["requestP99Ms"].get<double>()),
-         Number(s["submissionsPerCommit"].get<double>()), s["detail"].get<std::string>()});
+    rows.push_back({s["store"].get<std::string>(), Number(s["perSecond"].get<double>()),
+                    Number(s["requestMedianMs"].get<double>()),
+                    Number(s["requestP99Ms"].get<double>()),
+                    Number(s["submissionsPerCommit"].get<double>()),
+                    Number(s["controllerCpuMicrosPerSubmission"].get<double>()),
+                    Number(s["loadAverage"].get<double>()), s["detail"].get<std::string>()});
   }
-  PrintTable({"STORE", "SUBMISSIONS/S", "P50 MS", "P99 MS", "PER COMMIT", "STORE SETUP"}, rows);
+  PrintTable({"STORE", "SUBMISSIONS/S", "P50 MS", "P99 MS", "PER COMMIT", "CONTROLLER CPU US",
+              "LOAD", "STORE SETUP"},
+             rows);
   std::cout << f.submissions << " durable submissions from " << f.clients << " clients each, "
             << std::thread::hardware_concurrency() << " CPUs\n";
   return {};

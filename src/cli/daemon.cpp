@@ -10,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <string>
 #include <thread>
 
 namespace tessera::cli {
@@ -114,6 +116,33 @@ bool WriteText(const std::string& path, const std::string& text) {
     if (!out) return false;
   }
   return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+ProcessUse UseOf(pid_t pid) {
+  ProcessUse u;
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    std::istringstream in(line);
+    std::string key;
+    double kib = 0;
+    in >> key >> kib;
+    if (key == "VmRSS:") u.rss_mib = kib / 1024;
+    if (key == "VmHWM:") u.peak_rss_mib = kib / 1024;
+  }
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string all((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto paren = all.rfind(')');
+  if (paren != std::string::npos) {
+    std::istringstream in(all.substr(paren + 2));
+    std::string field;
+    double utime = 0, stime = 0;
+    for (int f = 3; f <= 15 && in >> field; ++f) {
+      if (f == 14) utime = std::stod(field);
+      if (f == 15) stime = std::stod(field);
+    }
+    u.cpu_seconds = (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  }
+  return u;
 }
 
 }  // namespace tessera::cli

@@ -32,4 +32,12 @@ bool Terminate(pid_t pid, const std::string& name, int grace_ms);
 
 bool WriteText(const std::string& path, const std::string& text);
 
+// One process's resident memory (VmRSS, VmHWM: its peak) in MiB and CPU seconds so far.
+struct ProcessUse {
+  double rss_mib = 0;
+  double peak_rss_mib = 0;
+  double cpu_seconds = 0;
+};
+ProcessUse UseOf(pid_t pid);
+
 }  // namespace tessera::cli

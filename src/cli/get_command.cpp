@@ -131,12 +131,14 @@ void PrintNodeTable(const Json& nodes, bool header = true) {
         domains += level + "=" + (domain.is_string() ? domain.get<std::string>() : "?");
       }
     }
-    rows.push_back(
-        {n.value("name", ""), status,
-         Number(n.value("gpusAllocated", 0.0)) + "/" + std::to_string(n.value("gpuCount", 0)),
-         model.empty() ? "-" : model, std::to_string(n.value("liveTasks", 0)),
-         Number(n.value("lastHeartbeatAgoMs", std::int64_t{0}) / 1000.0) + "s ago",
-         domains.empty() ? "-" : domains, n.value("address", "")});
+    std::string gpus =
+        Number(n.value("gpusAllocated", 0.0)) + "/" + std::to_string(n.value("gpuCount", 0));
+    if (const double oversold = n.value("oversold", 0.0); oversold > 0)
+      gpus += " +" + Number(oversold) + " oversold";
+    rows.push_back({n.value("name", ""), status, gpus, model.empty() ? "-" : model,
+                    std::to_string(n.value("liveTasks", 0)),
+                    Number(n.value("lastHeartbeatAgoMs", std::int64_t{0}) / 1000.0) + "s ago",
+                    domains.empty() ? "-" : domains, n.value("address", "")});
   }
   PrintTable({"NAME", "STATUS", "GPUS", "MODEL", "TASKS", "HEARTBEAT", "DOMAINS", "ADDRESS"}, rows,
              header);

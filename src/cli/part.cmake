@@ -1,16 +1,14 @@
 # The `tessera` command. Subcommands live in src/cli/<name>_command.cpp, one file each. With
-# TESSERA_BUILD_LIVE=OFF the live-cluster commands are left out, so the simulator's commands
-# build without the store, controller and agent.
+# TESSERA_BUILD_LIVE=OFF only the simulator's commands are built (sim, gen, bench schedule and
+# the other simulated benches; README "Without the live cluster"), so that they build without
+# the store, controller and agent: every other file of src/cli/ is a live one.
 file(GLOB cli_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/cli/*.cpp)
-set(cli_live_names up_command down_command submit_command get_command describe_command describe_service
-    logs_command cancel_command release_command live_client daemon bench_live_command
-    bench_gateway_command bench_gateway_load bench_serving_command serving_replay top_command watch events_view
-    completion_command bench_metrics_command up_etcd bench_store_command
-    up_credentials up_tls)
+set(cli_simulator_names main commands sim_command sim_serving gen_command bench_command up_cluster)
 if(NOT TESSERA_BUILD_LIVE)
-  foreach(name ${cli_live_names})
-    list(FILTER cli_srcs EXCLUDE REGEX ".*/${name}\\.cpp$")
-  endforeach()
+  list(TRANSFORM cli_simulator_names PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/src/cli/
+       OUTPUT_VARIABLE cli_simulator_srcs)
+  list(TRANSFORM cli_simulator_srcs APPEND .cpp)
+  set(cli_srcs ${cli_simulator_srcs})
 endif()
 # The pieces of the CLI that unit tests link (tests/cli/*_test.cpp get tessera_cli).
 set(cli_lib_srcs ${CMAKE_CURRENT_SOURCE_DIR}/src/cli/up_cluster.cpp)

@@ -23,8 +23,8 @@
 #include "sched/recovery/recovery_policy.h"
 #include "sim/allocation_experiment.h"
 #include "sim/cluster_spec.h"
-#include "spec/colocation_file.h"
 #include "sim/colocation_experiment.h"
+#include "sim/colocation_plan.h"
 #include "sim/colocation_summary.h"
 #include "sim/failures/failure_file.h"
 #include "sim/failures/failures_experiment.h"
@@ -38,6 +38,7 @@
 #include "sim/summary.h"
 #include "sim/trace/trace_reader.h"
 #include "sim/workload_builder.h"
+#include "spec/colocation_file.h"
 
 namespace tessera::cli {
 
@@ -89,7 +90,11 @@ struct SimFlags {
   double target_utilisation = 0.7;
   double trough = 0.35;
   double usage_window_minutes = 10;
+  double scale_down_window_minutes = 5;
   std::string load_trace;
+  std::string plan;        // a plan file to run instead of drawing (docs/colocation.md)
+  std::string write_plan;  // where to write the workload drawn or read
+  std::vector<std::string> dedicated_online_models;
   ServingFlags serving;  // --experiment serving
 };
 
@@ -361,18 +366,32 @@ Result<ReplayFailureSet> ReplayFailures(const SimFlags& flags, const Cluster& cl
   return out;
 }
 
+// The workload of --plan, or drawn; written to --write-plan when asked.
+Result<ColocationWorkload> ColocationWorkloadOf(const SimFlags& flags, const Cluster& cluster,
+                                                const Trace& trace, ColocationOptions& options) {
+  auto wl = flags.plan.empty() ? DrawColocationWorkload(cluster, trace.jobs, options)
+                               : ReadColocationPlan(flags.plan, options);
+  if (!wl) return wl;
+  if (!flags.write_plan.empty()) {
+    std::ofstream out(flags.write_plan);
+    out << ColocationPlanJson(*wl, options).dump() << "\n";
+    if (!out) return IoError("--write-plan: cannot write " + flags.write_plan);
+  }
+  return wl;
+}
+
 // --experiment colocation: services and offline tasks drawn from an openb pod list (LS, BE) or
-// a synthetic LLM fleet; the setups compared on the same draw.
+// a synthetic LLM fleet, or read from a plan file; the setups compared on the same workload.
 int RunColocation(const SimFlags& flags) {
   if (flags.cluster.empty()) return Fail("--cluster: is required");
-  if (flags.workload == "openb" && flags.trace.empty()) {
+  if (flags.workload == "openb" && flags.trace.empty() && flags.plan.empty()) {
     return Fail("--trace: is required for --workload openb (an openb pod list)");
   }
   if (!(flags.hours > 0)) return Fail("--hours: must be positive");
   auto cluster = LoadCluster(flags.cluster);
   if (!cluster) return Fail("--cluster: " + cluster.error().message);
   Trace trace;
-  if (flags.workload == "openb") {
+  if (flags.workload == "openb" && flags.plan.empty()) {
     auto t = ReadTrace(flags.trace, TraceReadOptions{flags.trace_format, flags.skip_bad_rows});
     if (!t) return Fail(t.error().message);
     if (t->format != "openb-pods") {
@@ -402,8 +421,11 @@ int RunColocation(const SimFlags& flags) {
   options.trough = flags.trough;
   if (!(flags.usage_window_minutes >= 0)) return Fail("--usage-window: must be >= 0");
   options.usage_window = FromSeconds(flags.usage_window_minutes * 60);
+  if (!(flags.scale_down_window_minutes >= 0)) return Fail("--scale-down-window: must be >= 0");
+  options.scale_down_window = FromSeconds(flags.scale_down_window_minutes * 60);
   options.placement = flags.placement;
   options.seed = flags.seed;
+  options.dedicated_online_models = flags.dedicated_online_models;
   if (!flags.load_trace.empty()) {
     auto burst = ReadMinuteLoadFactors(flags.load_trace);
     if (!burst) return Fail("--load-trace: " + burst.error().message);
@@ -435,7 +457,9 @@ int RunColocation(const SimFlags& flags) {
       "cluster: {} nodes, {} GPUs (simulated); workload: {}; {} setups, {} h\n",
       cluster->node_count(), cluster->total_gpus(), flags.workload, options.setups.size(),
       flags.hours);
-  auto result = RunColocationExperiment(*cluster, trace.jobs, options);
+  auto workload = ColocationWorkloadOf(flags, *cluster, trace, options);
+  if (!workload) return Fail(workload.error().message);
+  auto result = RunColocationWorkload(*cluster, *workload, options);
   if (!result) return Fail(result.error().message);
   SummaryHeader head{"colocation", flags.trace,        trace.jobs.size(),
                      trace.format, trace.skipped_rows, flags.cluster};
@@ -736,6 +760,20 @@ void RegisterSimCommand(CLI::App& app) {
   sim->add_option("--load-trace", flags->load_trace,
                   "colocation: Azure LLM inference CSV whose per-minute request rate modulates the "
                   "daily curve");
+  sim->add_option("--scale-down-window", flags->scale_down_window_minutes,
+                  "colocation: minutes over which the autoscaler keeps the most replicas wanted "
+                  "before scaling down (HPA's default 5)")
+      ->capture_default_str();
+  sim->add_option("--write-plan", flags->write_plan,
+                  "colocation: write the workload (services' loads per step, offline tasks) to "
+                  "this JSON file, for bench/colocation_live.py or --plan");
+  sim->add_option("--plan", flags->plan,
+                  "colocation: run the workload of this plan file instead of drawing one (its "
+                  "step, warm-up, hours and windows too)");
+  sim->add_option("--dedicated-online-models", flags->dedicated_online_models,
+                  "colocation: dedicated setup: these GPU models' nodes are the online pool, "
+                  "the rest offline (default: ceil(1.15 x peak share) of each model's nodes)")
+      ->delimiter(',');
   AddServingFlags(sim, &flags->serving);  // --experiment serving (docs/serving.md)
   sim->callback([flags] { SetExitCode(RunSim(*flags)); });
 }

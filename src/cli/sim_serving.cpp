@@ -4,8 +4,8 @@
 
 #include <charconv>
 #include <iostream>
-#include <sstream>
 
+#include "cli/commands.h"
 #include "sim/serving/global_lru.h"
 #include "sim/serving/serving_experiment.h"
 #include "sim/serving/serving_summary.h"
@@ -14,16 +14,6 @@
 namespace tessera::cli {
 
 namespace {
-
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 void PrintRun(const ServingRun& r) {
   std::cout << fmt::format(
@@ -62,9 +52,34 @@ void AddServingFlags(CLI::App* sim, ServingFlags* f) {
                   "serving: NAME=VALUE overriding a routing policy's parameter (hot_rel, hot_abs, "
                   "work_weight, reject_factor, cache_threshold, ...; docs/serving.md)")
       ->delimiter(',');
+  sim->add_option("--load-view", f->load_view,
+                  "serving: what the router knows of the replicas' load: engine (the engines' own "
+                  "state) or gateway (what tessera-gateway knows from its own requests)")
+      ->capture_default_str();
   sim->add_option("--max-requests", f->max_requests,
                   "serving: read only the trace's first N requests (0 = all)")
       ->capture_default_str();
+}
+
+Result<std::int64_t> KvBlocksPerReplica(const std::string& flag, const LlmTrace& trace,
+                                        int block_tokens, int replicas,
+                                        std::int64_t profile_blocks) {
+  if (flag.empty()) return profile_blocks;
+  if (flag == "auto") {
+    if (trace.block_tokens == 0) {
+      return InvalidArgument("--kv-blocks-per-replica: auto needs a trace with block hashes (" +
+                             trace.format + " has none); give a number");
+    }
+    const std::int64_t total = CapacityForHitRateFraction(trace.requests, block_tokens, 0.9);
+    return (total + replicas - 1) / replicas;
+  }
+  std::int64_t n = 0;
+  auto [p, ec] = std::from_chars(flag.data(), flag.data() + flag.size(), n);
+  if (ec != std::errc() || p != flag.data() + flag.size() || n <= 0) {
+    return InvalidArgument("--kv-blocks-per-replica: '" + flag +
+                           "' is neither auto nor a whole number > 0");
+  }
+  return n;
 }
 
 Result<nlohmann::json> RunServingExperiment(const ServingFlags& flags, const std::string& path) {
@@ -77,11 +92,14 @@ Result<nlohmann::json> RunServingExperiment(const ServingFlags& flags, const std
     if (!(s > 0)) return InvalidArgument("--rate-sweep: every scale must be positive");
   }
   ServingOptions options;
+  auto view = ParseLoadView(flags.load_view);
+  if (!view) return InvalidArgument("--" + view.error().message);
+  options.load_view = *view;
   options.replicas = flags.replicas;
   options.rate_scale = flags.rate_scale;
   options.slo_ttft_ms = flags.slo_ttft_ms;
   options.slo_tbt_ms = flags.slo_tbt_ms;
-  options.routers = Split(flags.routers);
+  options.routers = SplitCommas(flags.routers);
   if (options.routers.empty()) return InvalidArgument("--router: names no router");
   for (const std::string& r : options.routers) {
     if (auto p = serve::MakeRoutingPolicy(r); !p) {
@@ -111,26 +129,12 @@ Result<nlohmann::json> RunServingExperiment(const ServingFlags& flags, const std
 
   ServingHead head{path, &*trace, &options};
   const double unlimited = GlobalLruHitRate(trace->requests, block_tokens, 0);
-  if (flags.kv_blocks_per_replica == "auto") {
-    if (trace->block_tokens == 0) {
-      return InvalidArgument("--kv-blocks-per-replica: auto needs a trace with block hashes (" +
-                             trace->format + " has none); give a number");
-    }
-    const std::int64_t total = CapacityForHitRateFraction(trace->requests, block_tokens, 0.9);
-    head.kv_blocks_per_replica = (total + flags.replicas - 1) / flags.replicas;
-    head.kv_blocks_auto = true;
-  } else if (!flags.kv_blocks_per_replica.empty()) {
-    const std::string& s = flags.kv_blocks_per_replica;
-    std::int64_t n = 0;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-    if (ec != std::errc() || p != s.data() + s.size() || n <= 0) {
-      return InvalidArgument("--kv-blocks-per-replica: '" + s +
-                             "' is neither auto nor a whole number > 0");
-    }
-    head.kv_blocks_per_replica = n;
-  } else {
-    head.kv_blocks_per_replica = options.engine.kv_cache_tokens / block_tokens;
-  }
+  auto kv_blocks =
+      KvBlocksPerReplica(flags.kv_blocks_per_replica, *trace, block_tokens, flags.replicas,
+                         options.engine.kv_cache_tokens / block_tokens);
+  if (!kv_blocks) return std::unexpected(kv_blocks.error());
+  head.kv_blocks_per_replica = *kv_blocks;
+  head.kv_blocks_auto = flags.kv_blocks_per_replica == "auto";
   options.kv_blocks_per_replica = head.kv_blocks_per_replica;
   head.unlimited_hit_rate = unlimited;
   head.global_lru_hit_rate =

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "sim/trace/llm_trace.h"
 
 namespace tessera::cli {
 
@@ -21,9 +22,17 @@ struct ServingFlags {
   std::vector<double> rate_sweep;
   std::int64_t max_requests = 0;
   std::vector<std::string> routing_params;  // NAME=VALUE, serve::SetRoutingParam's names
+  std::string load_view = "engine";         // engine or gateway (sim::LoadView)
 };
 
 void AddServingFlags(CLI::App* sim, ServingFlags* flags);
+
+// --kv-blocks-per-replica (`flag`): a whole number > 0; "auto", a 1/`replicas` share of the
+// capacity at which one global LRU cache reaches 90% of `trace`'s unlimited hit rate (its
+// requests need block hashes); empty, `profile_blocks` (the engine profile's KV cache).
+Result<std::int64_t> KvBlocksPerReplica(const std::string& flag, const LlmTrace& trace,
+                                        int block_tokens, int replicas,
+                                        std::int64_t profile_blocks);
 
 // Runs every router on the trace (and the rate sweep); returns summary.json, having printed the
 // table to stdout and progress to stderr.

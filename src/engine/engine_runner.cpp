@@ -91,9 +91,10 @@ EngineOptions Normalised(EngineOptions o) {
 
 }  // namespace
 
-EngineRunner::EngineRunner(EngineOptions options)
+EngineRunner::EngineRunner(EngineOptions options, std::unique_ptr<ZmqKvPublisher> zmq)
     : options_(Normalised(std::move(options))),
       replica_(options_.profile, options_.block_tokens, options_.gpu_blocks, options_.host_blocks),
+      zmq_(std::move(zmq)),
       thread_([this] { Loop(); }) {}
 
 EngineRunner::~EngineRunner() {
@@ -120,6 +121,7 @@ EngineRunner::Submitted EngineRunner::Submit(const std::vector<std::int32_t>& pr
     ++counters_.rejected_queue_full;
     return {Refusal::kQueueFull, nullptr};
   }
+  if (zmq_) RememberOriginsLocked(prompt, r.blocks);
   r.id = next_id_++;
   const std::int64_t id = r.id;
   if (!replica_.Enqueue(std::move(r))) {
@@ -161,7 +163,7 @@ void EngineRunner::Loop() {
   // request by its scheduling delay per step). Only a step that is more than kMaxLag late
   // restarts the timeline from now.
   constexpr auto kMaxLag = std::chrono::milliseconds(50);
-  Clock::time_point due{};  // when the step just finished was due to end
+  Clock::time_point due{};   // when the step just finished was due to end
   bool on_timeline = false;  // due is the end of the step just finished
   while (!stop_) {
     if (replica_.idle()) {
@@ -224,10 +226,62 @@ void EngineRunner::PublishKvEventsLocked() {
     }
     if (e.kind != serve::KvEvent::Kind::kCleared) list.back()["block_hashes"].push_back(e.block);
   }
+  if (zmq_) PublishZmqLocked(events);
   const std::string message = Json{{"seq", ++kv_seq_}, {"events", list}}.dump();
   std::erase_if(feeds_, [](const std::weak_ptr<KvEventFeed>& f) { return f.expired(); });
   for (auto& f : feeds_) {
     if (auto feed = f.lock()) feed->Push(message);
+  }
+}
+
+void EngineRunner::RememberOriginsLocked(const std::vector<std::int32_t>& prompt,
+                                         const std::vector<serve::BlockHash>& blocks) {
+  const auto size = static_cast<std::size_t>(options_.block_tokens);
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    auto [it, added] = origins_.try_emplace(blocks[i]);
+    if (!added) continue;
+    it->second.parent = i == 0 ? 0 : blocks[i - 1];
+    it->second.tokens.assign(prompt.begin() + static_cast<std::ptrdiff_t>(i * size),
+                             prompt.begin() + static_cast<std::ptrdiff_t>((i + 1) * size));
+  }
+}
+
+void EngineRunner::PublishZmqLocked(const std::vector<serve::KvEvent>& events) {
+  using Kind = serve::EngineKvEvent::Kind;
+  std::vector<serve::EngineKvEvent> out;
+  serve::BlockHash chain_end = 0;  // the last block of out.back() while it is an open chain
+  bool chain_open = false;
+  for (const serve::KvEvent& e : events) {
+    if (e.kind == serve::KvEvent::Kind::kCleared) {
+      out.push_back({Kind::kCleared});
+      chain_open = false;
+    } else if (e.kind == serve::KvEvent::Kind::kRemoved) {
+      if (out.empty() || out.back().kind != Kind::kRemoved) out.push_back({Kind::kRemoved});
+      out.back().block_hashes.push_back(EngineHash(e.block));
+      chain_open = false;
+    } else if (auto it = origins_.find(e.block); it != origins_.end()) {
+      const BlockOrigin& o = it->second;
+      // vLLM sends one BlockStored per chain of consecutive blocks: extend the open one.
+      if (!chain_open || o.parent != chain_end) {
+        serve::EngineKvEvent stored{Kind::kStored};
+        if (o.parent != 0) stored.parent_hash = EngineHash(o.parent);
+        stored.block_size = options_.block_tokens;
+        out.push_back(std::move(stored));
+      }
+      out.back().block_hashes.push_back(EngineHash(e.block));
+      out.back().token_ids.insert(out.back().token_ids.end(), o.tokens.begin(), o.tokens.end());
+      chain_end = e.block;
+      chain_open = true;
+    }
+  }
+  const double ts =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (!out.empty()) zmq_->Publish(ts, out);
+  // Blocks neither cached nor queued for long are forgotten once the table outgrows the cache.
+  const auto bound =
+      static_cast<std::size_t>(4 * (options_.gpu_blocks + options_.host_blocks) + 4096);
+  if (origins_.size() > bound) {
+    std::erase_if(origins_, [&](const auto& kv) { return !cached_blocks_.contains(kv.first); });
   }
 }
 

@@ -3,7 +3,9 @@
 // step's modelled duration (times time_scale), applies it, and hands each request's tokens to
 // its RequestStream at that moment; HTTP threads submit requests and wait on their streams.
 // The KV cache's events are kept as the set of cached blocks and fanned out to subscribers
-// (the gateway). Thread-safe: every public method may be called from any thread.
+// (the gateway), and, given a ZmqKvPublisher, published in vLLM's format as well (each block
+// named by its engine hash, with its parent and token ids, which the runner remembers from the
+// prompts it was given). Thread-safe: every public method may be called from any thread.
 #pragma once
 
 #include <condition_variable>
@@ -15,9 +17,11 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "core/engine_profile.h"
+#include "engine/zmq_kv_publisher.h"
 #include "serve/engine_model.h"
 
 namespace tessera::engine {
@@ -86,7 +90,7 @@ struct EngineCounters {
 
 class EngineRunner {
  public:
-  explicit EngineRunner(EngineOptions options);
+  explicit EngineRunner(EngineOptions options, std::unique_ptr<ZmqKvPublisher> zmq = nullptr);
   ~EngineRunner();
   EngineRunner(const EngineRunner&) = delete;
   EngineRunner& operator=(const EngineRunner&) = delete;
@@ -105,6 +109,9 @@ class EngineRunner {
  private:
   void Loop();
   void PublishKvEventsLocked();
+  void PublishZmqLocked(const std::vector<serve::KvEvent>& events);
+  void RememberOriginsLocked(const std::vector<std::int32_t>& prompt,
+                             const std::vector<serve::BlockHash>& blocks);
   std::string SnapshotMessageLocked() const;
 
   EngineOptions options_;
@@ -116,6 +123,13 @@ class EngineRunner {
   std::set<serve::BlockHash> cached_blocks_;  // what the GPU tier holds, from the KV events
   std::vector<std::weak_ptr<KvEventFeed>> feeds_;
   std::int64_t kv_seq_ = 0;
+  // vLLM's format: what each block is made of, for BlockStored's parent and token ids.
+  struct BlockOrigin {
+    serve::BlockHash parent = 0;  // 0: the prompt's first block
+    std::vector<std::int32_t> tokens;
+  };
+  std::unique_ptr<ZmqKvPublisher> zmq_;
+  std::unordered_map<serve::BlockHash, BlockOrigin> origins_;
   EngineCounters counters_;
   bool stop_ = false;
   std::thread thread_;

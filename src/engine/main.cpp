@@ -74,7 +74,21 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   std::string port_file;
   app.add_option("--port-file", port_file, "Write the port listened on to this file (--port 0)");
+  std::string kv_endpoint, kv_topic;
+  int kv_port_offset = 0;
+  app.add_option("--kv-events-endpoint", kv_endpoint,
+                 "Publish KV events in vLLM's format (ZMQ PUB, msgpack) bound here, e.g. "
+                 "tcp://127.0.0.1:5557");
+  app.add_option("--kv-events-port-offset", kv_port_offset,
+                 "Publish them on the listening address at the HTTP port + this (instead of "
+                 "--kv-events-endpoint; tessera-gateway --kv-events-port-offset finds them)")
+      ->check(CLI::Range(1, 65535));
+  app.add_option("--kv-events-topic", kv_topic, "ZMQ topic of the KV event messages");
   CLI11_PARSE(app, argc, argv);
+  if (!kv_endpoint.empty() && kv_port_offset > 0) {
+    spdlog::error("--kv-events-endpoint and --kv-events-port-offset: give one");
+    return 2;
+  }
 
   auto profile = LoadEngineProfile(profile_name);
   if (!profile) {
@@ -84,21 +98,7 @@ int main(int argc, char** argv) {
   options.profile = *profile;
   if (max_context > 0) options.profile.max_context_tokens = max_context;
   if (model.empty()) model = profile->model;
-  engine::EngineRunner runner(options);
-  // Under a Tessera agent: report the simulated GPU's use (docs/gpu-usage.md).
-  std::unique_ptr<engine::UsageFileWriter> usage;
-  if (const char* path = std::getenv(kGpuUsageFileEnv); path != nullptr && *path != '\0')
-    usage = std::make_unique<engine::UsageFileWriter>(runner, path, 500);
-  engine::EngineHttpInfo info{model, profile->name};
   httplib::Server server;
-  server.new_task_queue = [threads] {
-    return new httplib::ThreadPool(static_cast<std::size_t>(threads));
-  };
-  engine::RegisterEngineApi(server, runner, info);
-  // cpp-httplib closes a keep-alive connection after 5 requests by default; clients (and the
-  // gateway in front of an engine) keep theirs.
-  server.set_keep_alive_max_count(1'000'000);
-  server.set_keep_alive_timeout(60);
   // cpp-httplib listens with a backlog of 5; a burst of clients would be reset. The listening
   // socket is captured here and given a deep backlog once bound (Linux lets listen() resize it).
   int listen_fd = -1;
@@ -116,6 +116,33 @@ int main(int argc, char** argv) {
     spdlog::error("cannot listen on {}", host);
     return 1;
   }
+  if (kv_port_offset > 0) {
+    kv_endpoint = "tcp://" + host + ":" + std::to_string(port + kv_port_offset);
+  }
+  std::unique_ptr<engine::ZmqKvPublisher> zmq;
+  if (!kv_endpoint.empty()) {
+    auto bound = engine::ZmqKvPublisher::Bind(kv_endpoint, kv_topic);
+    if (!bound) {
+      spdlog::error("{}", bound.error().message);
+      return 1;
+    }
+    zmq = std::move(*bound);
+    spdlog::info("KV events (vLLM's ZMQ format) published on {}", kv_endpoint);
+  }
+  engine::EngineRunner runner(options, std::move(zmq));
+  // Under a Tessera agent: report the simulated GPU's use (docs/gpu-usage.md).
+  std::unique_ptr<engine::UsageFileWriter> usage;
+  if (const char* path = std::getenv(kGpuUsageFileEnv); path != nullptr && *path != '\0')
+    usage = std::make_unique<engine::UsageFileWriter>(runner, path, 500);
+  engine::EngineHttpInfo info{model, profile->name};
+  server.new_task_queue = [threads] {
+    return new httplib::ThreadPool(static_cast<std::size_t>(threads));
+  };
+  engine::RegisterEngineApi(server, runner, info);
+  // cpp-httplib closes a keep-alive connection after 5 requests by default; clients (and the
+  // gateway in front of an engine) keep theirs.
+  server.set_keep_alive_max_count(1'000'000);
+  server.set_keep_alive_timeout(60);
   if (listen_fd >= 0) ::listen(listen_fd, 4096);
   if (!port_file.empty()) std::ofstream(port_file) << port << "\n";
   g_server = &server;

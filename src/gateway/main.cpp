@@ -97,6 +97,18 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(50, 600000))
       ->capture_default_str();
   app.add_flag("--no-kv-events", no_kv_events, "Do not subscribe to replicas' KV events");
+  std::vector<std::string> zmq_endpoints;
+  KvEventSources zmq_sources;
+  app.add_option("--kv-events-endpoint", zmq_endpoints,
+                 "REPLICA_URL=tcp://HOST:PORT: the replica publishes vLLM's KV events (ZMQ) there "
+                 "(repeat for several)");
+  app.add_option("--kv-events-port-offset", zmq_sources.port_offset,
+                 "Other replicas publish vLLM's KV events (ZMQ) on their host at their HTTP port "
+                 "+ this (0: none do)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  app.add_option("--kv-events-topic", zmq_sources.topic,
+                 "ZMQ topic prefix to subscribe to (vLLM's kv-events-config topic; default all)");
   std::string port_file;
   app.add_option("--port-file", port_file, "Write the port listened on to this file (--port 0)");
   CLI11_PARSE(app, argc, argv);
@@ -147,7 +159,13 @@ int main(int argc, char** argv) {
     watcher = std::make_unique<ControllerWatcher>(
         std::move(*urls), registry, DiscoveryDefaults{static_service.policy}, 10, token, ca_file);
   }
-  ReplicaMonitor monitor(registry, health_ms, !no_kv_events);
+  for (const std::string& e : zmq_endpoints) {
+    if (auto s = AddKvEventEndpoint(e, &zmq_sources); !s) {
+      spdlog::error("{}", s.error().message);
+      return 2;
+    }
+  }
+  ReplicaMonitor monitor(registry, health_ms, !no_kv_events, zmq_sources);
 
   httplib::Server server;
   server.new_task_queue = [threads] {

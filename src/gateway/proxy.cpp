@@ -301,8 +301,11 @@ Json ServicesJson(const ServiceRegistry& registry) {
     const ServiceConfig c = s->config();
     Json replicas = Json::array();
     for (const ReplicaView& r : s->Replicas()) {
-      Json j = {
-          {"url", r.url}, {"ready", r.ready}, {"inFlight", r.in_flight}, {"waiting", r.waiting}};
+      Json j = {{"url", r.url},
+                {"ready", r.ready},
+                {"inFlight", r.in_flight},
+                {"waiting", r.waiting},
+                {"indexedBlocks", r.indexed_blocks}};
       if (!r.last_error.empty()) j["lastError"] = r.last_error;
       replicas.push_back(j);
     }

@@ -76,8 +76,12 @@ std::vector<serve::KvEvent> ParseKvEventMessage(std::string_view json) {
   return out;
 }
 
-ReplicaMonitor::ReplicaMonitor(ServiceRegistry& registry, int interval_ms, bool kv_events)
-    : registry_(registry), interval_ms_(interval_ms), kv_events_(kv_events) {
+ReplicaMonitor::ReplicaMonitor(ServiceRegistry& registry, int interval_ms, bool kv_events,
+                               KvEventSources zmq_sources)
+    : registry_(registry),
+      interval_ms_(interval_ms),
+      kv_events_(kv_events),
+      zmq_sources_(std::move(zmq_sources)) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -120,7 +124,13 @@ void ReplicaMonitor::EnsureFeed(const std::shared_ptr<ServiceRoutes>& service,
   Feed& feed = feeds_[service->config().name + " " + url];
   if (feed.unsupported->load() || feed.running->load()) return;
   feed.running->store(true);
-  // Detached, holding only shared state: it ends within a keepalive of stop_ being set.
+  // Detached, holding only shared state: it ends within a keepalive (SSE) or a receive timeout
+  // (ZMQ) of stop_ being set.
+  if (auto endpoint = ZmqEndpointFor(zmq_sources_, url)) {
+    std::thread(FollowZmqKvEvents, service, url, *endpoint, zmq_sources_.topic, feed.running, stop_)
+        .detach();
+    return;
+  }
   std::thread(FollowKvEvents, service, url, feed.running, stop_, feed.unsupported).detach();
 }
 

@@ -2,9 +2,11 @@
 //   - health: every interval, GET /health on each replica of each service; a replica that
 //     answers 200 is ready, one that fails two probes in a row is out of rotation until it
 //     answers again;
-//   - KV events: for each ready replica, a subscription to GET /v1/kv_events (the simulated
-//     engine's SSE stream of BlockStored / BlockRemoved / AllBlocksCleared) that corrects the
-//     service's block index. A replica that answers 404 offers none (a real vLLM or SGLang
+//   - KV events: for each ready replica, a subscription that corrects the service's block
+//     index: vLLM's ZMQ stream where the replica has an endpoint (zmq_kv_feed.h: a real vLLM
+//     started with --kv-events-config, or tessera-engine-sim --kv-events-endpoint), else GET
+//     /v1/kv_events (the simulated engine's SSE stream of BlockStored / BlockRemoved /
+//     AllBlocksCleared). A replica that answers 404 there offers none (a real vLLM or SGLang
 //     server) and is not asked again; the index then learns from routing decisions alone.
 #pragma once
 
@@ -16,12 +18,14 @@
 #include <thread>
 
 #include "gateway/service_registry.h"
+#include "gateway/zmq_kv_feed.h"
 
 namespace tessera::gateway {
 
 class ReplicaMonitor {
  public:
-  ReplicaMonitor(ServiceRegistry& registry, int interval_ms, bool kv_events);
+  ReplicaMonitor(ServiceRegistry& registry, int interval_ms, bool kv_events,
+                 KvEventSources zmq_sources = {});
   ~ReplicaMonitor();
   ReplicaMonitor(const ReplicaMonitor&) = delete;
   ReplicaMonitor& operator=(const ReplicaMonitor&) = delete;
@@ -38,6 +42,7 @@ class ReplicaMonitor {
   ServiceRegistry& registry_;
   int interval_ms_;
   bool kv_events_;
+  KvEventSources zmq_sources_;
   std::shared_ptr<std::atomic<bool>> stop_ = std::make_shared<std::atomic<bool>>(false);
   std::mutex mu_;
   std::map<std::string, Feed> feeds_;  // by service name + " " + url

@@ -51,6 +51,7 @@ ServiceRoutes::ServiceRoutes(ServiceConfig config, EngineProfile engine,
       engine_(std::move(engine)),
       router_(std::move(router)),
       slots_(static_cast<std::size_t>(capacity)),
+      routed_(capacity),
       loads_(static_cast<std::size_t>(capacity)) {}
 
 int ServiceRoutes::SlotOfLocked(const std::string& url) const {
@@ -67,6 +68,7 @@ void ServiceRoutes::RebuildRouterLocked(int capacity) {
                                             engine_, RoutingConfigOf(config_),
                                             IndexCapacity(engine_, config_.block_tokens));
   slots_.resize(static_cast<std::size_t>(capacity));
+  routed_.Grow(capacity);
   loads_.resize(static_cast<std::size_t>(capacity));
 }
 
@@ -100,13 +102,14 @@ void ServiceRoutes::Update(const ServiceConfig& config) {
         free = static_cast<int>(i);
         break;
       }
-      if (free < 0 && slots_[i].waiting + slots_[i].running == 0) free = static_cast<int>(i);
+      if (free < 0 && routed_.in_flight(static_cast<int>(i)) == 0) free = static_cast<int>(i);
     }
     if (free < 0) continue;  // every slot busy draining; the next update places it
     Slot& s = slots_[static_cast<std::size_t>(free)];
     if (s.url != url) {
       serve::KvEvent cleared{serve::KvEvent::Kind::kCleared, 0};
       router_->ApplyKvEvents(free, std::span<const serve::KvEvent>(&cleared, 1));
+      routed_.Clear(free);
     }
     s = Slot{url, true, config.assume_ready};
   }
@@ -116,15 +119,12 @@ ServiceRoutes::Pick ServiceRoutes::Route(std::span<const serve::BlockHash> block
                                          std::int64_t prompt_tokens, std::int64_t output_tokens,
                                          std::span<const int> exclude) {
   std::lock_guard lock(mu_);
+  routed_.Fill(loads_);
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     const Slot& s = slots_[i];
-    serve::ReplicaLoad& l = loads_[i];
-    l.running = s.running;
-    l.waiting = s.waiting;
-    l.queued_prefill_tokens = s.queued_prefill_tokens;
-    l.context_tokens = s.context_tokens;
-    l.ready = s.present && s.healthy &&
-              std::find(exclude.begin(), exclude.end(), static_cast<int>(i)) == exclude.end();
+    loads_[i].ready =
+        s.present && s.healthy &&
+        std::find(exclude.begin(), exclude.end(), static_cast<int>(i)) == exclude.end();
   }
   serve::RouteRequest request{blocks, prompt_tokens, output_tokens};
   const serve::RouteDecision d = router_->Route(request, loads_);
@@ -135,38 +135,29 @@ ServiceRoutes::Pick ServiceRoutes::Route(std::span<const serve::BlockHash> block
   pick.output_tokens = output_tokens;
   if (d.replica < 0) return pick;
   pick.slot = d.replica;
-  Slot& s = slots_[static_cast<std::size_t>(d.replica)];
-  pick.url = s.url;
+  pick.url = slots_[static_cast<std::size_t>(d.replica)].url;
   const auto match = router_->last_match();
   pick.matched_tokens = std::min<std::int64_t>(
       prompt_tokens,
       static_cast<std::int64_t>(match[static_cast<std::size_t>(d.replica)]) * config_.block_tokens);
-  ++s.waiting;
-  s.queued_prefill_tokens += prompt_tokens - pick.matched_tokens;
-  s.context_tokens += prompt_tokens;
+  routed_.Routed(d.replica, prompt_tokens, pick.matched_tokens);
   return pick;
+}
+
+serve::RoutedLoad::Ticket ServiceRoutes::TicketOf(const Pick& pick) {
+  return {pick.slot, pick.prompt_tokens, pick.prompt_tokens - pick.matched_tokens};
 }
 
 void ServiceRoutes::FirstToken(const Pick& pick) {
   std::lock_guard lock(mu_);
   if (pick.slot < 0 || slots_[static_cast<std::size_t>(pick.slot)].url != pick.url) return;
-  Slot& s = slots_[static_cast<std::size_t>(pick.slot)];
-  --s.waiting;
-  ++s.running;
-  s.queued_prefill_tokens -= pick.prompt_tokens - pick.matched_tokens;
+  routed_.FirstToken(TicketOf(pick));
 }
 
 void ServiceRoutes::Finished(const Pick& pick, bool first_token) {
   std::lock_guard lock(mu_);
   if (pick.slot < 0 || slots_[static_cast<std::size_t>(pick.slot)].url != pick.url) return;
-  Slot& s = slots_[static_cast<std::size_t>(pick.slot)];
-  if (first_token) {
-    --s.running;
-  } else {
-    --s.waiting;
-    s.queued_prefill_tokens -= pick.prompt_tokens - pick.matched_tokens;
-  }
-  s.context_tokens -= pick.prompt_tokens;
+  routed_.Finished(TicketOf(pick), first_token);
 }
 
 void ServiceRoutes::MarkDead(const std::string& url, const std::string& reason) {
@@ -199,10 +190,16 @@ void ServiceRoutes::ProbeFailed(const std::string& url, const std::string& reaso
   }
 }
 
-void ServiceRoutes::ApplyKvEvents(const std::string& url, std::span<const serve::KvEvent> events) {
+std::int64_t ServiceRoutes::ApplyKvEvents(const std::string& url,
+                                          std::span<const serve::KvEvent> events) {
   std::lock_guard lock(mu_);
   const int slot = SlotOfLocked(url);
-  if (slot >= 0) router_->ApplyKvEvents(slot, events);
+  return slot >= 0 ? router_->ApplyKvEvents(slot, events) : 0;
+}
+
+std::int64_t ServiceRoutes::index_capacity() const {
+  std::lock_guard lock(mu_);
+  return IndexCapacity(engine_, config_.block_tokens);
 }
 
 std::vector<ReplicaView> ServiceRoutes::Replicas() const {
@@ -211,8 +208,9 @@ std::vector<ReplicaView> ServiceRoutes::Replicas() const {
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     const Slot& s = slots_[i];
     if (!s.present) continue;
-    out.push_back(
-        {static_cast<int>(i), s.url, s.healthy, s.waiting + s.running, s.last_error, s.waiting});
+    const int slot = static_cast<int>(i);
+    out.push_back({slot, s.url, s.healthy, routed_.in_flight(slot), s.last_error,
+                   routed_.waiting(slot), router_->index().blocks_on(slot)});
   }
   return out;
 }

@@ -1,8 +1,9 @@
 // One InferenceService as the gateway routes it: its replicas (slots, each a base URL), what the
 // gateway knows of each replica's load (its own requests in flight: waiting for the first token,
-// or decoding), readiness (present in discovery and answering), and the serving core's Router
-// (src/serve/router.h: the KV block index and the service's policy). A slot keeps its index
-// while its URL stays; a URL that leaves frees its slot. Thread-safe (one mutex per service).
+// or decoding; serve::RoutedLoad, which the simulator can route on too), readiness (present in
+// discovery and answering), and the serving core's Router (src/serve/router.h: the KV block index
+// and the service's policy). A slot keeps its index while its URL stays; a URL that leaves frees
+// its slot. Thread-safe (one mutex per service).
 #pragma once
 
 #include <atomic>
@@ -16,6 +17,7 @@
 #include "core/engine_profile.h"
 #include "core/status.h"
 #include "serve/kv_cache.h"
+#include "serve/routed_load.h"
 #include "serve/router.h"
 
 namespace tessera::gateway {
@@ -38,7 +40,8 @@ struct ReplicaView {
   bool ready = false;
   std::int32_t in_flight = 0;
   std::string last_error;
-  std::int32_t waiting = 0;  // of in_flight, those still waiting for their first token
+  std::int32_t waiting = 0;         // of in_flight, those still waiting for their first token
+  std::int64_t indexed_blocks = 0;  // blocks the index places on it (routing and KV events)
 };
 
 class ServiceRoutes {
@@ -69,7 +72,10 @@ class ServiceRoutes {
   // on a busy replica is not a dead replica; a refused request is, at once: MarkDead).
   void ProbeFailed(const std::string& url, const std::string& reason);
   static constexpr int kProbeFailuresToDead = 2;
-  void ApplyKvEvents(const std::string& url, std::span<const serve::KvEvent> events);
+  // Returns how many stored blocks the index already placed on that replica (Router's).
+  std::int64_t ApplyKvEvents(const std::string& url, std::span<const serve::KvEvent> events);
+  // What the index may hold per replica (its capacity without events): a bound for mappings.
+  std::int64_t index_capacity() const;
   // Discovery's new set of replicas (and settings); slots of URLs that stay keep their state.
   void Update(const ServiceConfig& config);
 
@@ -87,13 +93,12 @@ class ServiceRoutes {
     std::string url;
     bool present = false;  // in the discovered set
     bool healthy = false;  // answering (probe, or requests succeeding)
-    std::int32_t waiting = 0, running = 0;
-    std::int64_t queued_prefill_tokens = 0, context_tokens = 0;
     int failed_probes = 0;
     std::string last_error;
   };
   ServiceRoutes(ServiceConfig config, EngineProfile engine, std::unique_ptr<serve::Router> router,
                 int capacity);
+  static serve::RoutedLoad::Ticket TicketOf(const Pick& pick);
   int SlotOfLocked(const std::string& url) const;
   void RebuildRouterLocked(int capacity);
 
@@ -102,6 +107,7 @@ class ServiceRoutes {
   EngineProfile engine_;
   std::unique_ptr<serve::Router> router_;
   std::vector<Slot> slots_;
+  serve::RoutedLoad routed_;  // the requests in flight per slot (serve's load accounting)
   std::vector<serve::ReplicaLoad> loads_;
   std::atomic<std::int32_t> awaiting_replica_{0};
 };

@@ -52,15 +52,17 @@ bool KvBlockIndex::ClearHolder(BlockHash block, int replica) {
   return true;
 }
 
-void KvBlockIndex::Stored(int replica, std::span<const BlockHash> blocks) {
+std::int64_t KvBlockIndex::Stored(int replica, std::span<const BlockHash> blocks) {
+  std::int64_t held = 0;
   if (capacity_ == 0) {
-    for (BlockHash b : blocks) SetHolder(b, replica);
-    return;
+    for (BlockHash b : blocks) held += SetHolder(b, replica) ? 0 : 1;
+    return held;
   }
   ReplicaBlocks& r = per_replica_[static_cast<std::size_t>(replica)];
   for (BlockHash b : blocks) {
     if (auto it = r.at.find(b); it != r.at.end()) {
       r.lru.splice(r.lru.begin(), r.lru, it->second);
+      ++held;
       continue;
     }
     r.lru.push_front(b);
@@ -73,6 +75,7 @@ void KvBlockIndex::Stored(int replica, std::span<const BlockHash> blocks) {
     r.at.erase(oldest);
     ClearHolder(oldest, replica);
   }
+  return held;
 }
 
 void KvBlockIndex::Removed(int replica, std::span<const BlockHash> blocks) {

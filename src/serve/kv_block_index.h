@@ -32,8 +32,8 @@ class KvBlockIndex {
   int replicas() const { return replicas_; }
 
   // `replica` holds `blocks` now (a KV "stored" event, or a routing decision); each becomes the
-  // replica's most recently used.
-  void Stored(int replica, std::span<const BlockHash> blocks);
+  // replica's most recently used. Returns how many of them the index already placed there.
+  std::int64_t Stored(int replica, std::span<const BlockHash> blocks);
   // `replica` no longer holds `blocks` (a KV "removed" event). Unknown blocks are ignored.
   void Removed(int replica, std::span<const BlockHash> blocks);
   // `replica` holds nothing (an "all cleared" event, or the replica restarted).

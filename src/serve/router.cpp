@@ -29,11 +29,12 @@ RouteDecision Router::Route(const RouteRequest& request, std::span<const Replica
   return d;
 }
 
-void Router::ApplyKvEvents(int replica, std::span<const KvEvent> events) {
+std::int64_t Router::ApplyKvEvents(int replica, std::span<const KvEvent> events) {
+  std::int64_t already_held = 0;
   for (const KvEvent& e : events) {
     switch (e.kind) {
       case KvEvent::Kind::kStored:
-        index_.Stored(replica, std::span(&e.block, 1));
+        already_held += index_.Stored(replica, std::span(&e.block, 1));
         break;
       case KvEvent::Kind::kRemoved:
         index_.Removed(replica, std::span(&e.block, 1));
@@ -43,6 +44,7 @@ void Router::ApplyKvEvents(int replica, std::span<const KvEvent> events) {
         break;
     }
   }
+  return already_held;
 }
 
 }  // namespace tessera::serve

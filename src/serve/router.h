@@ -26,7 +26,9 @@ class Router {
 
   // REQUIRES: loads.size() == replicas.
   RouteDecision Route(const RouteRequest& request, std::span<const ReplicaLoad> loads);
-  void ApplyKvEvents(int replica, std::span<const KvEvent> events);
+  // Returns how many stored blocks the index already placed on the replica (its routing
+  // decisions named the same blocks: the engine's keys agree with the router's).
+  std::int64_t ApplyKvEvents(int replica, std::span<const KvEvent> events);
 
   const KvBlockIndex& index() const { return index_; }
   std::string_view policy_name() const { return policy_->name(); }

@@ -13,15 +13,23 @@
 //   DELETE /v1/exec/{queue...}/{name}?rank=N&session=S ends the command
 //
 // These routes are of the long-poll class (request_head.h): a read that waits for output holds a
-// long-poll worker, never a user's or an agent's.
+// long-poll worker, never a user's or an agent's. So sessions are counted (exec_session_table.h):
+// an open beyond --max-exec-sessions-per-user or --max-exec-sessions is refused with 429 and the
+// reason. Requests reach the agent over kept-alive connections (agent_connections.h), not a
+// new TLS handshake per read.
 #include <httplib.h>
 
+#include "server/agent_connections.h"
+#include "server/exec_session_table.h"
 #include "server/http_api.h"
 #include "server/http_helpers.h"
+#include "spec/document.h"
 
 namespace tessera {
 
 namespace {
+
+using Json = nlohmann::json;
 
 constexpr std::int64_t kMaxWaitMs = 5000;
 
@@ -78,61 +86,120 @@ bool ValidSession(const std::string& s) {
   return s.size() == 32 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
+void SendTooMany(httplib::Response& res, const std::string& reason) {
+  res.set_header("Retry-After", "1");
+  SendJson(res, 429,
+           {{"error",
+             {{"code", "ResourceExhausted"}, {"message", reason}, {"details", Json::array()}}}});
+}
+
+// The agent's session id in its 201 answer, or empty.
+std::string SessionOf(const httplib::Result& r) {
+  if (!r || r->status != 201) return "";
+  auto doc = ParseJson(r->body);
+  if (!doc || !doc->is_object() || !(*doc)["session"].is_string()) return "";
+  const std::string id = (*doc)["session"].get<std::string>();
+  return ValidSession(id) ? id : "";
+}
+
+// The agent's query for one read or write of a session, from ours (checked), or nullopt with
+// the error sent.
+std::optional<std::string> IoQuery(const httplib::Request& req, httplib::Response& res,
+                                   std::int64_t* wait_ms) {
+  std::string query;
+  for (const char* key : {"out", "err", "rows", "cols", "closeStdin"}) {
+    if (!req.has_param(key)) continue;
+    auto v = key == std::string("closeStdin") ? std::optional<std::int64_t>(TruthyParam(req, key))
+                                              : IntParam(req, res, key, 0, 0, INT64_MAX);
+    if (!v) return std::nullopt;
+    query += std::string(query.empty() ? "?" : "&") + key + "=" +
+             (key == std::string("closeStdin") ? (*v != 0 ? "true" : "false") : std::to_string(*v));
+  }
+  auto wait = IntParam(req, res, "waitMs", 0, 0, kMaxWaitMs);
+  if (!wait) return std::nullopt;
+  *wait_ms = *wait;
+  return query + (query.empty() ? "?" : "&") + "waitMs=" + std::to_string(*wait);
+}
+
+bool Exited(const httplib::Result& r) {
+  return r && (r->status == 404 || r->get_header_value("X-Tessera-Exited") == "true");
+}
+
 }  // namespace
+
+void ApiServer::SetExecLimits(const ExecSessionLimits& limits) {
+  exec_sessions_->SetLimits(limits);
+}
 
 void ApiServer::ExecRoutes() {
   Controller& c = controller_;
-  const AgentClientTls* tls = agent_tls_.get();
+  auto sessions = exec_sessions_;
+  auto agents = std::make_shared<AgentConnections>(agent_tls_.get());
   // Who asked, for the agent to bind the session to (the caller was authorised already).
   auto user_of = [this](const httplib::Request& req) {
     return guard_ ? guard_->Identify(req).name : std::string("anonymous");
   };
+  auto open = [&c, sessions, agents](const httplib::Request& req, httplib::Response& res,
+                                     const std::string& user) {
+    if (auto full = sessions->Reserve(user, std::chrono::steady_clock::now()))
+      return SendTooMany(res, *full);
+    auto target = FindTarget(c, req, res);
+    if (!target) return sessions->Unreserve(user);
+    BorrowedAgentClient agent(*agents, target->agent_url, 10);
+    const std::string path = "/v1/tasks/" + std::to_string(target->task_id) + "/exec";
+    auto r = agent->Post(path.c_str(), {{"X-Tessera-User", user}}, req.body, "application/json");
+    if (const std::string id = SessionOf(r); !id.empty()) {
+      sessions->Add(id, {user, req.matches[1], target->agent_url, target->task_id,
+                         std::chrono::steady_clock::now()});
+    } else {
+      sessions->Unreserve(user);
+    }
+    Relay(r, target->agent_url, res);
+  };
   PostDocument(
       *http_, R"(/v1/exec/(.+))",
-      [&c, tls, user_of](const httplib::Request& req, httplib::Response& res) {
-        auto target = FindTarget(c, req, res);
-        if (!target) return;
-        const httplib::Headers who = {{"X-Tessera-User", user_of(req)}};
-        if (!req.has_param("session")) {
-          httplib::Client agent = AgentClient(target->agent_url, *tls);
-          const std::string path = "/v1/tasks/" + std::to_string(target->task_id) + "/exec";
-          return Relay(agent.Post(path.c_str(), who, req.body, "application/json"),
-                       target->agent_url, res);
-        }
+      [&c, sessions, agents, user_of, open](const httplib::Request& req, httplib::Response& res) {
+        const std::string user = user_of(req);
+        if (!req.has_param("session")) return open(req, res, user);
         const std::string session = req.get_param_value("session");
         if (!ValidSession(session))
           return SendError(res, Error::Code::kInvalidArgument, "session: expected 32 hex digits");
-        std::string query;
-        for (const char* key : {"out", "err", "rows", "cols", "closeStdin"}) {
-          if (!req.has_param(key)) continue;
-          auto v = key == std::string("closeStdin")
-                       ? std::optional<std::int64_t>(TruthyParam(req, key))
-                       : IntParam(req, res, key, 0, 0, INT64_MAX);
-          if (!v) return;
-          query += std::string(query.empty() ? "?" : "&") + key + "=" +
-                   (key == std::string("closeStdin") ? (*v != 0 ? "true" : "false")
-                                                     : std::to_string(*v));
-        }
-        auto wait = IntParam(req, res, "waitMs", 0, 0, kMaxWaitMs);
-        if (!wait) return;
-        query += std::string(query.empty() ? "?" : "&") + "waitMs=" + std::to_string(*wait);
-        httplib::Client agent =
-            AgentClient(target->agent_url, *tls, static_cast<int>(*wait / 1000 + 10));
-        Relay(agent.Post(("/v1/exec/" + session + query).c_str(), who, req.body,
-                         "application/octet-stream"),
-              target->agent_url, res);
-      });
-  http_->Delete(
-      R"(/v1/exec/(.+))", [&c, tls, user_of](const httplib::Request& req, httplib::Response& res) {
-        auto target = FindTarget(c, req, res);
+        std::int64_t wait_ms = 0;
+        auto query = IoQuery(req, res, &wait_ms);
+        if (!query) return;
+        // A session this controller did not open (before a failover, or dropped here
+        // as idle) is found through its job, as at its start.
+        auto known = sessions->Use(session, user, req.matches[1], std::chrono::steady_clock::now());
+        std::optional<ExecTarget> target;
+        if (known) target = ExecTarget{known->agent_url, known->task_id};
+        if (!target) target = FindTarget(c, req, res);
         if (!target) return;
-        const std::string session = req.get_param_value("session");
-        if (!ValidSession(session))
-          return SendError(res, Error::Code::kInvalidArgument, "session: expected 32 hex digits");
-        httplib::Client agent = AgentClient(target->agent_url, *tls);
-        Relay(agent.Delete(("/v1/exec/" + session).c_str(), {{"X-Tessera-User", user_of(req)}}),
-              target->agent_url, res);
+        BorrowedAgentClient agent(*agents, target->agent_url,
+                                  static_cast<int>(wait_ms / 1000 + 10));
+        const std::string path = "/v1/exec/" + session + *query;
+        const httplib::Headers who = {{"X-Tessera-User", user}};
+        auto r = agent->Post(path.c_str(), who, req.body, "application/octet-stream");
+        // A kept-alive connection the agent had closed: a read (no input) is safe to
+        // send again (it names the offsets it has), input is not.
+        if (!r && req.body.empty())
+          r = agent->Post(path.c_str(), who, req.body, "application/octet-stream");
+        if (Exited(r)) sessions->Remove(session);
+        Relay(r, target->agent_url, res);
       });
+  http_->Delete(R"(/v1/exec/(.+))", [&c, sessions, agents, user_of](const httplib::Request& req,
+                                                                    httplib::Response& res) {
+    auto target = FindTarget(c, req, res);
+    if (!target) return;
+    const std::string session = req.get_param_value("session");
+    if (!ValidSession(session))
+      return SendError(res, Error::Code::kInvalidArgument, "session: expected 32 hex digits");
+    const std::string user = user_of(req);
+    if (sessions->Use(session, user, req.matches[1], std::chrono::steady_clock::now()))
+      sessions->Remove(session);
+    BorrowedAgentClient agent(*agents, target->agent_url, 10);
+    Relay(agent->Delete(("/v1/exec/" + session).c_str(), {{"X-Tessera-User", user}}),
+          target->agent_url, res);
+  });
 }
 
 }  // namespace tessera

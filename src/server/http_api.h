@@ -19,6 +19,8 @@
 //   POST   /v1/agents/{node}/tasks/{id}/status
 //   GET    /metrics                          Prometheus text (metrics_routes.h, docs/metrics.md)
 //   GET    /v1/usage                         GPU use read from the agents (ui_routes.h)
+//   GET    /v1/queues/history?sinceMs=       dominant share per queue, last hour (ui_routes.h)
+//   GET    /v1/nodes/changes?since=GEN       nodes changed since a generation (ui_routes.h)
 //   GET    /ui/                              the dashboard (ui_routes.h, docs/dashboard.md)
 //
 // With RequireAuth (tesserad without --insecure) every route but healthz needs a bearer token
@@ -34,6 +36,7 @@
 #include "core/status.h"
 #include "server/agent_client.h"
 #include "server/controller.h"
+#include "server/exec_session_table.h"
 #include "server/http_auth.h"
 #include "server/http_frontend.h"
 #include "server/tls_socket.h"
@@ -56,6 +59,8 @@ class ApiServer {
   void RequireAuth(std::shared_ptr<const RequestGuard> guard);
   // How task logs, exec and GPU usage reach the agents (agent_client.h). Call before Serve().
   void SetAgentTls(const AgentClientTls& tls) { *agent_tls_ = tls; }
+  // Caps on open `tessera exec` sessions (exec_session_table.h).
+  void SetExecLimits(const ExecSessionLimits& limits);
   // Serves until Stop(). REQUIRES: Bind succeeded.
   void Serve();
   void Stop();
@@ -77,6 +82,7 @@ class ApiServer {
   void PreRouting();
   std::unique_ptr<RoutedServer> http_;  // routes only: the front end owns the connections
   std::unique_ptr<AgentClientTls> agent_tls_ = std::make_unique<AgentClientTls>();
+  std::shared_ptr<ExecSessionTable> exec_sessions_ = std::make_shared<ExecSessionTable>();
   FrontendLimits limits_;
   std::unique_ptr<TlsContext> tls_;            // EnableTls(); null: plain HTTP
   std::unique_ptr<HttpFrontend> front_;        // from Bind()

@@ -64,7 +64,9 @@ std::optional<AccessRequest> RouteAccess(const std::string& method, const std::s
   if (path == "/v1/status") return AccessRequest{Action::kStatus, "", {}};
   if (path == "/metrics" || path == "/v1/metrics") return AccessRequest{Action::kMetrics, "", {}};
   if (path == "/v1/nodes" && get) return AccessRequest{Action::kListNodes, "", {}};
-  if (path == "/v1/queues" && get) return AccessRequest{Action::kListQueues, "", {}};
+  if (path == "/v1/nodes/changes" && get) return AccessRequest{Action::kListNodes, "", {}};
+  if ((path == "/v1/queues" || path == "/v1/queues/history") && get)
+    return AccessRequest{Action::kListQueues, "", {}};
   if (path == "/v1/events" && get) return AccessRequest{Action::kWatchEvents, "", {}};
   if (path == "/v1/jobs") return AccessRequest{get ? Action::kListJobs : Action::kSubmit, "", {}};
   if (path == "/v1/release") return AccessRequest{Action::kRelease, "", {}};

@@ -257,17 +257,22 @@ Json NodesView(const ControllerState& state, Tick now) {
                              {"utilizationWindowMax", d.window_max_utilization}});
   }
   for (const auto& [name, ns] : state.nodes) {
-    std::int64_t used_milli = 0;
-    int tasks = 0;
+    // Held shares apart from oversold ones (co-location: lent from the online replicas' unused
+    // share, on GPUs those replicas hold), so that no GPU reads as more than fully allocated.
     // Per GPU index, so that a view can draw each GPU (the dashboard's cluster grid).
-    std::vector<std::int64_t> per_gpu(static_cast<std::size_t>(std::max(0, ns.rec.gpu_count)));
+    std::int64_t used_milli = 0, oversold_milli = 0;
+    int tasks = 0;
+    const auto gpu_count = static_cast<std::size_t>(std::max(0, ns.rec.gpu_count));
+    std::vector<std::int64_t> per_gpu(gpu_count), oversold_per_gpu(gpu_count);
     if (auto live = state.live_by_node.find(name); live != state.live_by_node.end()) {
       for (auto id : live->second) {
         const TaskRecord& t = state.tasks.at(id);
-        used_milli += static_cast<std::int64_t>(t.gpus.size()) * t.gpu_milli;
+        (t.oversold ? oversold_milli : used_milli) +=
+            static_cast<std::int64_t>(t.gpus.size()) * t.gpu_milli;
+        auto& gpu_milli = t.oversold ? oversold_per_gpu : per_gpu;
         for (int g : t.gpus) {
-          if (g >= 0 && g < std::ssize(per_gpu))
-            per_gpu[static_cast<std::size_t>(g)] += t.gpu_milli;
+          if (g >= 0 && g < std::ssize(gpu_milli))
+            gpu_milli[static_cast<std::size_t>(g)] += t.gpu_milli;
         }
         ++tasks;
       }
@@ -287,6 +292,8 @@ Json NodesView(const ControllerState& state, Tick now) {
               {"gpuCount", ns.rec.gpu_count},
               {"gpusAllocated", static_cast<double>(used_milli) / kMilliPerGpu},
               {"gpuAllocatedMilli", per_gpu},
+              {"oversold", static_cast<double>(oversold_milli) / kMilliPerGpu},
+              {"gpuOversoldMilli", oversold_per_gpu},
               {"simulated", ns.rec.simulated},
               {"cpuMilli", ns.rec.cpu_milli},
               {"memoryMiB", ns.rec.memory_mib},

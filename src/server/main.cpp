@@ -67,46 +67,49 @@ struct Flags {
   std::string tls_cert_file;
   std::string tls_key_file;
   tessera::AgentClientTls agent_tls;
+  tessera::ExecSessionLimits exec;
 };
+
+// A flag whose value must lie in [lo, hi], with its default shown in --help.
+template <typename T, typename Bound>
+void AddRanged(CLI::App& app, const std::string& name, T& value, const std::string& help, Bound lo,
+               Bound hi) {
+  app.add_option(name, value, help)->capture_default_str()->check(CLI::Range(lo, hi));
+}
 
 // The HTTP front end's limits (src/server/http_frontend.h).
 void AddLimitFlags(CLI::App& app, Flags& f) {
-  app.add_option("--agent-threads", f.limits.agent_threads,
-                 "Worker threads for agents' registrations, heartbeats (long polls) and reports, "
-                 "apart from users': at least the agents polling at once")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 4096));
-  app.add_option("--long-poll-threads", f.limits.long_poll_threads,
-                 "Worker threads for /v1/events long polls, apart from everything else")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 4096));
-  app.add_option("--max-queued-requests", f.limits.max_queued,
-                 "Complete requests waiting for a worker, per class (agent, long-poll, user); "
-                 "beyond, 503 at once")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1'000'000));
-  app.add_option("--max-long-polls", f.limits.max_parked,
-                 "/v1/events long polls parked at once (at most half of --max-connections); "
-                 "beyond, the oldest is answered at once")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1'000'000));
-  app.add_option("--max-connections", f.limits.max_connections,
-                 "Open connections; a new one beyond evicts the longest idle, else the slowest "
-                 "to send its request")
-      ->capture_default_str()
-      ->check(CLI::Range(8, 1'000'000));
-  app.add_option("--header-timeout", f.header_timeout_s,
-                 "Seconds from a request's first byte to the end of its headers (then 408)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.05, 3600.0));
-  app.add_option("--body-timeout", f.body_timeout_s,
-                 "Seconds from the end of the headers to the end of the body (then 408)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.05, 3600.0));
-  app.add_option("--idle-timeout", f.idle_timeout_s,
-                 "Seconds a keep-alive connection may wait for its next request")
-      ->capture_default_str()
-      ->check(CLI::Range(0.05, 3600.0));
+  AddRanged(app, "--agent-threads", f.limits.agent_threads,
+            "Worker threads for agents' registrations, heartbeats (long polls) and reports, "
+            "apart from users': at least the agents polling at once",
+            1, 4096);
+  AddRanged(app, "--long-poll-threads", f.limits.long_poll_threads,
+            "Worker threads for /v1/events long polls, apart from everything else", 1, 4096);
+  AddRanged(app, "--max-queued-requests", f.limits.max_queued,
+            "Complete requests waiting for a worker, per class (agent, long-poll, user); "
+            "beyond, 503 at once",
+            1, 1'000'000);
+  AddRanged(app, "--max-long-polls", f.limits.max_parked,
+            "/v1/events long polls parked at once (at most half of --max-connections); "
+            "beyond, the oldest is answered at once",
+            1, 1'000'000);
+  AddRanged(app, "--max-exec-sessions", f.exec.max_total,
+            "`tessera exec` sessions open at once (each read holds a long-poll worker while it "
+            "waits for output); beyond, 429",
+            0, 4096);
+  AddRanged(app, "--max-exec-sessions-per-user", f.exec.max_per_user,
+            "`tessera exec` sessions one user may have open at once; beyond, 429", 0, 4096);
+  AddRanged(app, "--max-connections", f.limits.max_connections,
+            "Open connections; a new one beyond evicts the longest idle, else the slowest "
+            "to send its request",
+            8, 1'000'000);
+  AddRanged(app, "--header-timeout", f.header_timeout_s,
+            "Seconds from a request's first byte to the end of its headers (then 408)", 0.05,
+            3600.0);
+  AddRanged(app, "--body-timeout", f.body_timeout_s,
+            "Seconds from the end of the headers to the end of the body (then 408)", 0.05, 3600.0);
+  AddRanged(app, "--idle-timeout", f.idle_timeout_s,
+            "Seconds a keep-alive connection may wait for its next request", 0.05, 3600.0);
 }
 
 void AddStoreFlags(CLI::App& app, Flags& f) {
@@ -118,11 +121,10 @@ void AddStoreFlags(CLI::App& app, Flags& f) {
                  "With --store etcd: the etcd members' client URLs, comma-separated");
   app.add_option("--etcd-prefix", f.etcd_prefix, "With --store etcd: the key prefix of the cluster")
       ->capture_default_str();
-  app.add_option("--lease-ttl", f.lease_ttl_s,
-                 "With --store etcd: seconds a leader's lease lives without renewal (failover "
-                 "takes about this long)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 60));
+  AddRanged(app, "--lease-ttl", f.lease_ttl_s,
+            "With --store etcd: seconds a leader's lease lives without renewal (failover "
+            "takes about this long)",
+            1, 60);
 }
 
 // Authentication and TLS (docs/security.md).
@@ -155,9 +157,7 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--state", f.state_dir, "State directory (the database is DIR/tesserad.db)");
   app.add_option("--db", f.db_path, "SQLite database file (overrides --state)");
   app.add_option("--listen", f.listen, "Address to listen on")->capture_default_str();
-  app.add_option("--port", f.port, "Port; 0 picks a free one")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 65535));
+  AddRanged(app, "--port", f.port, "Port; 0 picks a free one", 0, 65535);
   app.add_option("--endpoint-file", f.endpoint_file, "Write http://HOST:PORT here once listening");
   app.add_option("--config", f.config_path,
                  "Controller config YAML (queuePolicy, placementPolicy, recovery, "
@@ -175,11 +175,10 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "Online/offline co-location YAML (oversell, online, offline, "
                  "evictionCostSeconds; docs/colocation.md): offline work soaks idle and oversold "
                  "GPUs and is evicted first; fifo or backfill, no --priority-preemption");
-  app.add_option("--usage-window", f.usage_window_s,
-                 "Seconds of reported GPU use kept per task; co-location counts a replica's "
-                 "highest use over it as what it uses")
-      ->capture_default_str()
-      ->check(CLI::Range(1.0, 86400.0));
+  AddRanged(app, "--usage-window", f.usage_window_s,
+            "Seconds of reported GPU use kept per task; co-location counts a replica's "
+            "highest use over it as what it uses",
+            1.0, 86400.0);
   app.add_option("--topology-levels", f.topology_levels,
                  "Topology levels, outermost first, e.g. spine,leaf: every agent registers its "
                  "domain at each (tessera-agent --topology spine=s1,leaf=l3)");
@@ -190,26 +189,21 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--spares-per-domain", f.spares_per_domain,
                  "Idle spare nodes kept in every leaf domain for recovery (default 1 with "
                  "--recovery spares, else 0)");
-  app.add_option("--heartbeat-timeout", f.heartbeat_timeout_s,
-                 "Seconds of silence before a node is lost")
-      ->capture_default_str()
-      ->check(CLI::Range(0.2, 3600.0));
-  app.add_option("--heartbeat-interval", f.heartbeat_interval_s, "Seconds between agent heartbeats")
-      ->capture_default_str()
-      ->check(CLI::Range(0.05, 600.0));
-  app.add_option("--http-threads", f.http_threads,
-                 "Worker threads for user requests (connections wait in the front end, not on "
-                 "a thread)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
+  AddRanged(app, "--heartbeat-timeout", f.heartbeat_timeout_s,
+            "Seconds of silence before a node is lost", 0.2, 3600.0);
+  AddRanged(app, "--heartbeat-interval", f.heartbeat_interval_s, "Seconds between agent heartbeats",
+            0.05, 600.0);
+  AddRanged(app, "--http-threads", f.http_threads,
+            "Worker threads for user requests (connections wait in the front end, not on "
+            "a thread)",
+            1, 1024);
   AddLimitFlags(app, f);
   app.add_option("--gateway", f.gateway,
                  "tessera-gateway URL whose per-replica in-flight counts and TTFT histogram the "
                  "autoscaler reads (docs/autoscaling.md); none: the replicas' /metrics only");
-  app.add_option("--autoscale-interval-ms", f.autoscale_interval_ms,
-                 "Milliseconds between autoscaling decisions for autoscaled InferenceServices")
-      ->capture_default_str()
-      ->check(CLI::Range(100, 600000));
+  AddRanged(app, "--autoscale-interval-ms", f.autoscale_interval_ms,
+            "Milliseconds between autoscaling decisions for autoscaled InferenceServices", 100,
+            600000);
   AddStoreFlags(app, f);
   AddAuthFlags(app, f);
 }
@@ -382,6 +376,7 @@ int Serve(const Flags& f, tessera::Store& store, const std::string& store_name, 
         if (n != nullptr) n->Detach();
       });
   server.SetAgentTls(f.agent_tls);
+  server.SetExecLimits(f.exec);
   auto bound = tessera::BindRetrying([&] { return server.Bind(f.listen, port); });
   if (!bound) {
     spdlog::error("{}", bound.error().message);

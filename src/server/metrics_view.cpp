@@ -58,7 +58,8 @@ void GatherNodeGaugesLocked(const ControllerState& state, Tick now, ClusterGauge
     if (auto live = state.live_by_node.find(name); live != state.live_by_node.end()) {
       for (auto id : live->second) {
         const TaskRecord& t = state.tasks.at(id);
-        milli += static_cast<std::int64_t>(t.gpus.size()) * t.gpu_milli;
+        // An oversold share is lent from online replicas' GPUs, counted as theirs already.
+        milli += static_cast<std::int64_t>(t.gpus.size()) * ClaimedGpuMilli(t);
         if (auto job = state.jobs.find(t.job_id); job != state.jobs.end())
           (*usage)[job->second.rec.queue].allocated +=
               {t.cpu_milli, t.memory_mib, std::ssize(t.gpus) * t.gpu_milli};
@@ -136,7 +137,8 @@ void WriteNodes(const ClusterGauges& g, MetricsWriter& out) {
        [](const N& n) { return n.schedulable ? 1.0 : 0.0; });
   each("tessera_node_gpus", "GPUs the node registered.",
        [](const N& n) { return static_cast<double>(n.gpu_count); });
-  each("tessera_node_gpus_allocated", "GPUs of the node held by live tasks (shares as fractions).",
+  each("tessera_node_gpus_allocated",
+       "GPUs of the node held by live tasks (shares as fractions; oversold shares not counted).",
        [](const N& n) { return n.gpus_allocated; });
   each("tessera_node_heartbeat_age_seconds",
        "Time since the controller last heard from the node's agent (heartbeat lag).",

@@ -8,9 +8,10 @@ endif()
 # libcrypto for tokens' digests and random secrets (secrets.h); libssl for TLS in the front end.
 find_package(OpenSSL REQUIRED)
 
-# core, sched, spec and store only (DESIGN.md): the queue file reader is spec's.
+# core, sched, spec and store only (DESIGN.md): the queue file reader is spec's; tls is the
+# OpenSSL helpers it shares with the agent (no other part).
 # The dashboard (web/dashboard/) and Chart.js are embedded as generated headers.
-tessera_part(server DEPS tessera_sched tessera_store tessera_spec tessera_core
+tessera_part(server DEPS tessera_sched tessera_store tessera_spec tessera_core tessera_tls
   PkgConfig::CPP_HTTPLIB OpenSSL::SSL OpenSSL::Crypto Threads::Threads nlohmann_json::nlohmann_json
   yaml-cpp spdlog::spdlog tessera_web_assets tessera_dashboard_assets)
 

@@ -66,7 +66,9 @@ std::optional<RecoveryCandidate> CandidateOf(const ControllerState& state,
   bool failed_run = false;
   for (int r = 0; r < ranks; ++r) {
     const TaskRecord* t = by_rank[static_cast<std::size_t>(r)];
-    if (t == nullptr) return std::nullopt;
+    // Oversold work is requeued for co-location to place on credit again (OnTaskFailed), not
+    // bound by recovery onto GPUs of its own.
+    if (t == nullptr || t->oversold) return std::nullopt;
     auto nid = cluster.ids.find(t->node);
     if (nid == cluster.ids.end()) return std::nullopt;
     c.placement.push_back(PlacementOfTask(*t, nid->second));

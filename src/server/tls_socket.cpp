@@ -8,18 +8,11 @@
 #include <cerrno>
 #include <csignal>
 
+#include "tls/server_context.h"
+
 namespace tessera {
 
 namespace {
-
-std::string OpenSslReason() {
-  const unsigned long code = ERR_get_error();
-  ERR_clear_error();
-  if (code == 0) return "unknown OpenSSL error";
-  char text[256];
-  ERR_error_string_n(code, text, sizeof text);
-  return text;
-}
 
 // errno for an SSL call that failed with `ret`; true when the failure is only "not ready".
 bool NotReady(SSL* ssl, int ret, bool* wants_write) {
@@ -43,21 +36,10 @@ Result<std::unique_ptr<TlsContext>> TlsContext::Load(const std::string& cert_fil
   SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
   if (ctx == nullptr) return IoError("TLS: " + OpenSslReason());
   std::unique_ptr<TlsContext> out(new TlsContext(ctx));
-  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
   // A worker's write that waited resumes from where it was, with what is left.
   SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
-  if (SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1) {
-    return InvalidArgument("--tls-cert-file: cannot load " + cert_file + ": " + OpenSslReason());
-  }
-  if (SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-    return InvalidArgument("--tls-private-key-file: cannot load " + key_file + ": " +
-                           OpenSslReason());
-  }
-  if (SSL_CTX_check_private_key(ctx) != 1) {
-    return InvalidArgument("--tls-private-key-file: " + key_file + " is not the key of " +
-                           cert_file + ": " + OpenSslReason());
-  }
+  if (std::string failure = SetUpServerContext(*ctx, cert_file, key_file); !failure.empty())
+    return InvalidArgument(failure);
   return out;
 }
 

@@ -8,6 +8,9 @@
 
 #include "server/controller.h"
 #include "server/gpu_usage.h"
+#include "server/http_helpers.h"
+#include "server/node_changes.h"
+#include "server/queue_history.h"
 #include "spec/document.h"
 #include "web/chart_js.h"
 #include "web/dashboard_files.h"
@@ -15,6 +18,18 @@
 namespace tessera {
 
 namespace {
+
+constexpr std::chrono::milliseconds kQueueSampleInterval{5000};
+constexpr std::chrono::milliseconds kNodeListingMaxAge{200};
+
+// The ring and the thread that feeds it, alive as long as the route that reads them.
+struct QueueHistory {
+  explicit QueueHistory(Controller& controller)
+      : sampler(
+            ring, [&controller] { return controller.ListQueues(); }, kQueueSampleInterval) {}
+  QueueShareHistory ring;
+  QueueHistorySampler sampler;
+};
 
 struct UiFile {
   std::string content_type;
@@ -71,6 +86,19 @@ void AddUiRoutes(httplib::Server& server, Controller& controller, const AgentCli
   server.Get("/v1/usage", [&controller, usage](const httplib::Request&, httplib::Response& res) {
     res.set_content(DumpJson(usage->Get(controller.ListNodes())) + "\n",
                     "application/json; charset=utf-8");
+  });
+  auto history = std::make_shared<QueueHistory>(controller);
+  server.Get("/v1/queues/history", [history](const httplib::Request& req, httplib::Response& res) {
+    auto since = IntParam(req, res, "sinceMs", 0, 0, INT64_MAX);
+    if (!since) return;
+    SendJson(res, 200, history->ring.Since(*since, history->sampler.interval()));
+  });
+  auto nodes = std::make_shared<NodeChanges>([&controller] { return controller.ListNodes(); },
+                                             kNodeListingMaxAge);
+  server.Get("/v1/nodes/changes", [nodes](const httplib::Request& req, httplib::Response& res) {
+    auto since = IntParam(req, res, "since", 0, 0, INT64_MAX);
+    if (!since) return;
+    SendJson(res, 200, nodes->Since(*since));
   });
 }
 

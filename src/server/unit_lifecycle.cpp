@@ -20,10 +20,19 @@ void ForEachTask(const ChangeBuilder& change, const JobState& job, Visit visit) 
   for (auto tid : change.AddedTasks(job.rec.id)) visit(tid);
 }
 
-// A running unit one of whose tasks failed or was lost: restart or fail the gang.
+// A running unit one of whose tasks failed or was lost: restart or fail the gang. An oversold
+// task lost with its node ran on credit lent by online replicas there; like an offline task
+// evicted for them, it goes back to Pending without using up a restart.
 void OnTaskFailed(ChangeBuilder& change, const JobState& job, int u, const TaskRecord& failed,
                   Tick now) {
   const bool lost = failed.state == TaskState::kLost;
+  const std::string object = JobObject(job.rec);
+  if (lost && failed.oversold) {
+    const std::string why = "co-location: the oversold GPU share was lost with node " + failed.node;
+    change.Event("JobPreempted", object, why);
+    StopUnit(change, job, u, UnitPhase::kPending, "preempted: " + why, now);
+    return;
+  }
   std::string why = "task rank " + std::to_string(failed.rank) +
                     (lost ? " was lost with node " + failed.node
                           : " exited with code " + std::to_string(failed.exit_code));
@@ -34,7 +43,6 @@ void OnTaskFailed(ChangeBuilder& change, const JobState& job, int u, const TaskR
     m.exit_code = failed.exit_code;
     if (restart) ++m.restarts;
   }
-  const std::string object = JobObject(job.rec);
   if (restart) {
     change.Event("JobRestarting", object,
                  why + "; restart " + std::to_string(change.Unit(job, u).restarts) + " of " +

@@ -37,20 +37,10 @@ ApiResult<Json> UserApi::Submit(std::string_view text, bool hold, bool queue_any
   if (auto f = MissingEstimate(*spec, core_.options().scheduler.queue_policy)) {
     return std::unexpected(ApiError{InvalidArgument(f->ToString()).error(), {*f}});
   }
-  std::shared_ptr<const Cluster> registered;
-  if (!queue_anyway) {
-    std::lock_guard lock(core_.mu);
-    registered = RegisteredClusterLocked();
-  }
-  if (auto f = queue_anyway ? std::nullopt : NeverFitsAtSubmit(*registered, *spec)) {
-    f->reason +=
-        "; it can never run on the registered nodes (`tessera submit --queue-anyway` "
-        "queues it until such nodes register)";
-    return std::unexpected(ApiError{FailedPrecondition(f->ToString()).error(), {*f}});
-  }
   auto req = std::make_shared<SubmitRequest>();
   req->spec = std::move(*spec);
   req->hold = hold;
+  req->queue_anyway = queue_anyway;
   std::unique_lock q(submit_mu_);
   submit_queue_.push_back(req);
   while (!req->result) {
@@ -128,8 +118,21 @@ std::vector<ApiResult<Json>> UserApi::CommitSubmissions(
   std::set<std::pair<std::string, std::string>> names;
   std::vector<std::pair<std::size_t, std::int64_t>> accepted;  // (request, job id)
   std::int64_t id = state.next_job_id;
+  std::shared_ptr<const Cluster> registered;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const JobSpec& spec = batch[i]->spec;
+    // Checked here, under the lock the commit holds anyway, so that a submitter never waits
+    // for the lock while a commit is in flight: it joins the queue for the next group at once.
+    if (!batch[i]->queue_anyway) {
+      if (!registered) registered = RegisteredClusterLocked();
+      if (auto f = NeverFitsAtSubmit(*registered, spec)) {
+        f->reason +=
+            "; it can never run on the registered nodes (`tessera submit --queue-anyway` "
+            "queues it until such nodes register)";
+        results[i] = std::unexpected(ApiError{FailedPrecondition(f->ToString()).error(), {*f}});
+        continue;
+      }
+    }
     if (state.FindJob(spec.queue, spec.name) || !names.insert({spec.queue, spec.name}).second) {
       results[i] = duplicate(spec);
       continue;

@@ -92,6 +92,7 @@ class UserApi {
   struct SubmitRequest {
     JobSpec spec;
     bool hold = false;
+    bool queue_anyway = false;
     std::optional<ApiResult<nlohmann::json>> result;
   };
   // Commits a batch of submissions in one transaction (one fsync), falling back to one at a

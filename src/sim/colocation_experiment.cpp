@@ -1,5 +1,7 @@
 #include "sim/colocation_experiment.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -27,27 +29,9 @@ constexpr int kOnlinePriority = 100;
 // Offline tasks the queue tries after one could not start, per cycle (Slurm's bf_max_job_test).
 constexpr std::size_t kAttemptsAfterBlock = 64;
 
-struct Service {
-  TaskShape shape;
-  std::vector<std::string> models;
-  int max_replicas = 1;
-  double phase_hours = 0;
-  std::string queue;
-};
-
-struct OfflineSpec {
-  TaskShape shape;
-  std::vector<std::string> models;
-  Tick submit = 0;
-  Tick duration = 0;
-};
-
-struct Workloads {
-  std::vector<Service> services;
-  std::vector<OfflineSpec> offline;  // by submit time
-  double online_peak_milli = 0;
-  double offline_mean_gpu_seconds = 0;
-};
+using Service = ColocationService;
+using OfflineSpec = ColocationOfflineTask;
+using Workloads = ColocationWorkload;
 
 // True when some node of `cluster` could hold one task of `shape` when empty.
 bool FitsSomewhere(const Cluster& cluster, const TaskShape& shape,
@@ -202,6 +186,23 @@ Result<Workloads> FleetWorkloads(const Cluster& cluster, const ColocationOptions
   return w;
 }
 
+// Each service's load in every step of the warm-up and the horizon:
+// min(1, D(hour + phase) × B(minute)), B the load trace's factor of the minute (repeated).
+void FillLoads(const ColocationOptions& o, Workloads& w) {
+  w.loads.assign(w.services.size(), {});
+  for (Tick t = -o.warmup; t < o.horizon; t += o.step) {
+    const double hour = ToSeconds(t) / 3600;
+    const double burst =
+        o.burst.empty()
+            ? 1.0
+            : o.burst[static_cast<std::size_t>((t + o.warmup) / kMinute) % o.burst.size()];
+    for (std::size_t s = 0; s < w.services.size(); ++s) {
+      w.loads[s].push_back(std::min(
+          1.0, DiurnalLoad(hour + w.services[s].phase_hours, o.trough, o.peak_hour) * burst));
+    }
+  }
+}
+
 std::string ModeName(ColocationSetup::Mode m) {
   switch (m) {
     case ColocationSetup::Mode::kDedicated:
@@ -241,8 +242,9 @@ struct Pool {
 
 // The dedicated split: of each GPU model's nodes (in id order), the first
 // ceil(min(1, 1.15 × online_share) × count) go to the online pool, the rest to offline.
+// With `online_models`, the nodes of those models are the online pool, the others offline.
 Result<std::pair<std::unique_ptr<Cluster>, std::unique_ptr<Cluster>>> SplitCluster(
-    const Cluster& cluster, double online_share) {
+    const Cluster& cluster, double online_share, const std::vector<std::string>& online_models) {
   const double frac = std::min(1.0, 1.15 * online_share);
   std::map<GpuModelId, std::vector<const Node*>> by_model;
   for (const Node& n : cluster.nodes()) by_model[n.gpu_model].push_back(&n);
@@ -254,7 +256,12 @@ Result<std::pair<std::unique_ptr<Cluster>, std::unique_ptr<Cluster>>> SplitClust
     const auto take = static_cast<std::size_t>(std::ceil(frac * static_cast<double>(nodes.size())));
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       const Node& n = *nodes[i];
-      Cluster& to = i < take ? *online : *offline;
+      const bool is_online =
+          online_models.empty()
+              ? i < take
+              : std::find(online_models.begin(), online_models.end(),
+                          cluster.models().Name(n.gpu_model)) != online_models.end();
+      Cluster& to = is_online ? *online : *offline;
       auto id = to.AddNode(n.name, cluster.models().Name(n.gpu_model), n.gpu_count,
                            n.capacity.cpu_milli, n.capacity.memory_mib, n.domain);
       if (!id) return std::unexpected(id.error());
@@ -293,7 +300,8 @@ Result<ColocationRun> RunSetup(const Cluster& cluster, const Workloads& wl,
   std::vector<Pool> pools;
   if (setup.mode == ColocationSetup::Mode::kDedicated) {
     auto split = SplitCluster(
-        cluster, wl.online_peak_milli / (static_cast<double>(cluster.total_gpus()) * kMilliPerGpu));
+        cluster, wl.online_peak_milli / (static_cast<double>(cluster.total_gpus()) * kMilliPerGpu),
+        o.dedicated_online_models);
     if (!split) return std::unexpected(split.error());
     pools.resize(2);
     pools[0].owned = std::move(split->first);
@@ -404,14 +412,8 @@ Result<ColocationRun> RunSetup(const Cluster& cluster, const Workloads& wl,
     }
     // 3. Loads now.
     const double hour = ToSeconds(t) / 3600;
-    const double burst =
-        o.burst.empty()
-            ? 1.0
-            : o.burst[static_cast<std::size_t>((t + o.warmup) / kMinute) % o.burst.size()];
-    for (std::size_t s = 0; s < wl.services.size(); ++s) {
-      load[s] = std::min(
-          1.0, DiurnalLoad(hour + wl.services[s].phase_hours, o.trough, o.peak_hour) * burst);
-    }
+    const auto step_index = static_cast<std::size_t>((t + o.warmup) / o.step);
+    for (std::size_t s = 0; s < wl.services.size(); ++s) load[s] = wl.loads[s][step_index];
     // 4. The step is served by what runs now. A replica is contended when any of its GPUs holds
     //    more in use than it has (online use plus offline shares, oversold ones included).
     for (std::size_t p = 0; p < pools.size(); ++p) {
@@ -666,11 +668,20 @@ Result<std::vector<double>> ReadMinuteLoadFactors(const std::string& path) {
     per_minute[minute - first] += 1;
   }
   if (per_minute.empty()) return InvalidArgument(path + ": no requests");
-  const long minutes = per_minute.rbegin()->first + 1;
+  // The first and the last minute are cut by the trace's start and end (the Azure conversation
+  // trace's hold 14 s and 8 s of requests): counted whole they would be two dips to 2–7% of the
+  // mean in every repetition. Dropped when whole minutes remain between them.
+  long from = 0, to = per_minute.rbegin()->first;
+  if (to - from >= 2) {
+    ++from;
+    --to;
+  }
+  const long minutes = to - from + 1;
   std::vector<double> factors(static_cast<std::size_t>(minutes), 0.0);
   double total = 0;
   for (const auto& [m, c] : per_minute) {
-    if (m >= 0) factors[static_cast<std::size_t>(m)] = c;
+    if (m < from || m > to) continue;
+    factors[static_cast<std::size_t>(m - from)] = c;
     total += c;
   }
   const double mean = total / static_cast<double>(minutes);
@@ -678,9 +689,9 @@ Result<std::vector<double>> ReadMinuteLoadFactors(const std::string& path) {
   return factors;
 }
 
-Result<ColocationResult> RunColocationExperiment(const Cluster& cluster,
-                                                 const std::vector<TraceJob>& pods,
-                                                 const ColocationOptions& o) {
+namespace {
+
+Status ValidateOptions(const Cluster& cluster, const ColocationOptions& o) {
   if (o.horizon <= 0 || o.step <= 0)
     return InvalidArgument("colocation: horizon and step must be positive");
   if (!(o.online_share > 0 && o.online_share <= 1))
@@ -691,12 +702,15 @@ Result<ColocationResult> RunColocationExperiment(const Cluster& cluster,
   }
   if (!(o.trough >= 0 && o.trough <= 1)) return InvalidArgument("trough: must be in [0, 1]");
   if (cluster.total_gpus() == 0) return InvalidArgument("colocation: the cluster has no GPUs");
-  if (o.setups.empty()) return InvalidArgument("colocation: no setup to run");
-  for (const auto& s : o.setups) {
-    if (auto ok = ValidateColocationConfig(s.colocation); !ok) {
-      return InvalidArgument(s.name + ": " + ok.error().message);
-    }
-  }
+  return {};
+}
+
+}  // namespace
+
+Result<ColocationWorkload> DrawColocationWorkload(const Cluster& cluster,
+                                                  const std::vector<TraceJob>& pods,
+                                                  const ColocationOptions& o) {
+  if (auto ok = ValidateOptions(cluster, o); !ok) return std::unexpected(ok.error());
   Rng rng(Rng::Mix(o.seed, 0xC01C));
   Result<Workloads> wl =
       o.workload == "openb" ? OpenbWorkloads(cluster, pods, o, rng)
@@ -704,18 +718,50 @@ Result<ColocationResult> RunColocationExperiment(const Cluster& cluster,
           ? FleetWorkloads(cluster, o, rng)
           : InvalidArgument("workload: '" + o.workload + "' is unknown (openb, fleet)");
   if (!wl) return std::unexpected(wl.error());
+  FillLoads(o, *wl);
+  return wl;
+}
+
+Result<ColocationResult> RunColocationWorkload(const Cluster& cluster, const ColocationWorkload& wl,
+                                               const ColocationOptions& o) {
+  if (auto ok = ValidateOptions(cluster, o); !ok) return std::unexpected(ok.error());
+  if (o.setups.empty()) return InvalidArgument("colocation: no setup to run");
+  for (const auto& s : o.setups) {
+    if (auto ok = ValidateColocationConfig(s.colocation); !ok) {
+      return InvalidArgument(s.name + ": " + ok.error().message);
+    }
+  }
+  const auto steps = static_cast<std::size_t>((o.warmup + o.horizon + o.step - 1) / o.step);
+  if (wl.loads.size() != wl.services.size())
+    return InvalidArgument("colocation: the workload has no load for some service");
+  for (const auto& l : wl.loads) {
+    if (l.size() < steps) {
+      return InvalidArgument(
+          fmt::format("colocation: a service's load has {} steps, the warm-up and horizon need {}",
+                      l.size(), steps));
+    }
+  }
   ColocationResult result;
   result.workload = o.workload;
-  result.services = static_cast<int>(wl->services.size());
-  result.online_peak_gpus = wl->online_peak_milli / kMilliPerGpu;
-  result.offline_tasks = static_cast<std::int64_t>(wl->offline.size());
-  result.offline_mean_gpu_seconds = wl->offline_mean_gpu_seconds;
+  result.services = static_cast<int>(wl.services.size());
+  result.online_peak_gpus = wl.online_peak_milli / kMilliPerGpu;
+  result.offline_tasks = static_cast<std::int64_t>(wl.offline.size());
+  result.offline_mean_gpu_seconds = wl.offline_mean_gpu_seconds;
   for (const auto& setup : o.setups) {
-    auto r = RunSetup(cluster, *wl, o, setup);
+    auto r = RunSetup(cluster, wl, o, setup);
     if (!r) return std::unexpected(r.error());
     result.runs.push_back(std::move(*r));
   }
   return result;
+}
+
+Result<ColocationResult> RunColocationExperiment(const Cluster& cluster,
+                                                 const std::vector<TraceJob>& pods,
+                                                 const ColocationOptions& o) {
+  if (o.setups.empty()) return InvalidArgument("colocation: no setup to run");
+  auto wl = DrawColocationWorkload(cluster, pods, o);
+  if (!wl) return std::unexpected(wl.error());
+  return RunColocationWorkload(cluster, *wl, o);
 }
 
 }  // namespace tessera

@@ -18,8 +18,9 @@
 #include <vector>
 
 #include "core/cluster.h"
-#include "core/status.h"
 #include "core/colocation_config.h"
+#include "core/status.h"
+#include "sim/colocation_workload.h"
 #include "sim/trace/trace_job.h"
 
 namespace tessera {
@@ -54,6 +55,9 @@ struct ColocationOptions {
   double peak_hour = 14;            // hour of the day of the peak
   double phase_hours = 2;           // services' peaks spread uniformly over ±this
   std::vector<double> burst;        // per-minute load factors (mean 1), repeated; empty = 1
+  // dedicated: the nodes of these GPU models are the online pool and the rest offline; empty:
+  // of each model's nodes the first ceil(1.15 × the fleet's peak share) (SplitCluster).
+  std::vector<std::string> dedicated_online_models;
   std::string placement = "fgd";
   std::uint64_t seed = 0;
   std::vector<ColocationSetup> setups;
@@ -108,7 +112,18 @@ Result<std::vector<double>> ReadMinuteLoadFactors(const std::string& path);
 // The daily curve: trough + (1 − trough) × (1 + cos(2π (hour − peak_hour) / 24)) / 2.
 double DiurnalLoad(double hour_of_day, double trough, double peak_hour);
 
-// `pods` is read only for the openb workload.
+// The services, their loads over the warm-up and horizon, and the offline tasks of `options`'
+// workload and seed; `pods` is read only for the openb workload.
+Result<ColocationWorkload> DrawColocationWorkload(const Cluster& cluster,
+                                                  const std::vector<TraceJob>& pods,
+                                                  const ColocationOptions& options);
+
+// Every setup of `options` on `workload` (drawn, or read from a plan file).
+Result<ColocationResult> RunColocationWorkload(const Cluster& cluster,
+                                               const ColocationWorkload& workload,
+                                               const ColocationOptions& options);
+
+// DrawColocationWorkload, then RunColocationWorkload.
 Result<ColocationResult> RunColocationExperiment(const Cluster& cluster,
                                                  const std::vector<TraceJob>& pods,
                                                  const ColocationOptions& options);

@@ -3,9 +3,10 @@
 // command runs in the task's environment and its stdout, stderr and exit code come back; stdin
 // is relayed with -i; `-it` runs an interactive shell on a pseudo-terminal, driven here through a
 // pty of the test's own (forkpty), window size included. A team member may exec only into their
-// teams' jobs (403 with the reason), and nobody but the controller may call the agent's
-// endpoint: without a client certificate, or with one that is not the controller's, task logs and
-// exec are refused. One cluster for every test of the file.
+// teams' jobs (403 with the reason), a user's open sessions are capped (429 with the reason),
+// and nobody but the controller may call the agent's endpoint: without a client certificate, or
+// with one that is not the controller's, task logs and exec are refused. One cluster for every
+// test of the file.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <poll.h>
@@ -194,6 +195,47 @@ TEST_F(ExecTest, OnlyTeamMembersMayExec) {
   EXPECT_NE(viewer.exit_code, 0);
   EXPECT_NE(viewer.err.find("may not exec into jobs of queue nlp"), std::string::npos)
       << viewer.err;
+}
+
+// Open sessions are capped per user (tesserad --max-exec-sessions-per-user, 4 by default): the
+// fifth of alice's is refused with 429 and the reason, and ending one makes room again.
+TEST_F(ExecTest, SessionsPerUserAreCapped) {
+  Watchdog watchdog(60s, "exec session cap test");
+  std::ifstream in(state_->path() + "/endpoint");
+  std::string url;
+  std::getline(in, url);
+  httplib::Client c(url);
+  c.set_ca_cert_path((state_->path() + "/tls/ca.crt").c_str());
+  c.enable_server_certificate_verification(true);
+  c.set_bearer_token_auth(kAliceToken);
+  const std::string base = "/v1/exec/nlp/nlp-dev?rank=0";
+  const std::string body = R"({"command": ["sleep", "30"]})";
+  auto open = [&] { return c.Post(base.c_str(), body, "application/json"); };
+  std::vector<std::string> sessions;
+  for (int i = 0; i < 4; ++i) {
+    auto r = open();
+    ASSERT_TRUE(r) << httplib::to_string(r.error());
+    ASSERT_EQ(r->status, 201) << r->body;
+    sessions.push_back(Json::parse(r->body).value("session", ""));
+  }
+  auto refused = open();
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 429) << refused->body;
+  EXPECT_NE(refused->body.find("user alice has 4 exec sessions open"), std::string::npos)
+      << refused->body;
+  EXPECT_EQ(refused->get_header_value("Retry-After"), "1");
+  auto end = [&](const std::string& session) {
+    auto r = c.Delete((base + "&session=" + session).c_str());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 204) << r->body;
+  };
+  end(sessions.back());
+  sessions.pop_back();
+  auto again = open();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 201) << again->body;
+  if (again->status == 201) sessions.push_back(Json::parse(again->body).value("session", ""));
+  for (const auto& s : sessions) end(s);
 }
 
 // The agent's endpoint answers task logs and exec only to the controller's client certificate.

@@ -1,7 +1,7 @@
 // ctest-labels: integration
 // The gateway in front of real simulated engines on 127.0.0.1: OpenAI shapes through the proxy,
 // streaming, bad requests, prompts over the context, retry before the first token, a replica
-// killed mid-stream, and shedding under a bounded overload.
+// killed mid-stream, shedding under a bounded overload, and vLLM's KV events over ZeroMQ.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -87,6 +87,56 @@ TEST(GatewayIntegration, ProxiesOpenAiShapesPlainAndStreamed) {
   EXPECT_NE(gw_metrics.body.find("tessera_gateway_ttft_seconds_count{service=\"default\"} 3"),
             std::string::npos);
   EXPECT_NE(gw_metrics.body.find("policy=\"prefix\",outcome=\"routed\"} 3"), std::string::npos);
+}
+
+std::int64_t IndexedBlocks(const ServingProcess& gateway, const std::string& url) {
+  Json s = Services(gateway);
+  if (!s.is_object()) return -1;
+  for (const auto& r : s["services"][0]["replicas"]) {
+    if (r["url"] == url) return r["indexedBlocks"].get<std::int64_t>();
+  }
+  return -1;
+}
+
+TEST(GatewayIntegration, FollowsVllmKvEventsOverZmq) {
+  Watchdog dog(std::chrono::seconds(30), "FollowsVllmKvEventsOverZmq");
+  ServingHarness h;
+  const std::string zmq_a = "tcp://127.0.0.1:" + std::to_string(FreeLoopbackPort());
+  const std::string zmq_b = "tcp://127.0.0.1:" + std::to_string(FreeLoopbackPort());
+  auto a = h.StartEngine({"--time-scale", "0.02", "--kv-events-endpoint", zmq_a});
+  auto b = h.StartEngine({"--time-scale", "0.02", "--kv-events-endpoint", zmq_b});
+  ASSERT_GT(a.port, 0) << h.Logs();
+  ASSERT_GT(b.port, 0) << h.Logs();
+  auto gw = h.StartGateway({a.url, b.url},
+                           {"--policy", "prefix", "--kv-events-endpoint", a.url + "=" + zmq_a,
+                            "--kv-events-endpoint", b.url + "=" + zmq_b});
+  ASSERT_GT(gw.port, 0) << h.Logs();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!(ReplicaReady(gw, a.url) && ReplicaReady(gw, b.url)) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // A prompt sent straight to replica b: the gateway never routed it, so only b's KV events
+  // (vLLM's format: b's own block hashes, re-keyed from their token ids) can tell the gateway
+  // that b holds its 4 blocks. A subscription joins a PUB socket a moment after it connects
+  // (ZeroMQ's slow joiner), so a fresh prompt is tried again until the events arrive.
+  std::string prompt;
+  for (int attempt = 0; attempt < 10 && IndexedBlocks(gw, b.url) < 4; ++attempt) {
+    prompt = Words(64, 1000 * attempt);
+    ASSERT_EQ(PostJson(b.url, "/v1/completions", CompletionBody(prompt, 1, false)).status, 200);
+    for (int i = 0; i < 10 && IndexedBlocks(gw, b.url) < 4; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(IndexedBlocks(gw, b.url), 4) << h.Logs();
+  EXPECT_EQ(IndexedBlocks(gw, a.url), 0);
+  // Through the gateway, the prompt extended by a block: prefix routing finds b (an unmatched
+  // prompt would go to a, the lowest index), whose cache serves the 4 blocks.
+  Reply routed = PostJson(gw.url, "/v1/completions",
+                          CompletionBody(prompt + " " + Words(16, 90000), 1, false));
+  ASSERT_EQ(routed.status, 200) << routed.body;
+  EXPECT_EQ(routed.json["usage"]["prompt_tokens_details"]["cached_tokens"], 64);
+  EXPECT_NE(GetPath(b.url, "/metrics").body.find("vllm:prefix_cache_hits_total"),
+            std::string::npos);
 }
 
 TEST(GatewayIntegration, BadRequestsNameTheField) {

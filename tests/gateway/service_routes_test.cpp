@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <msgpack.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -13,6 +14,8 @@
 #include "gateway/controller_watcher.h"
 #include "gateway/replica_monitor.h"
 #include "gateway/service_registry.h"
+#include "gateway/vllm_kv_events.h"
+#include "gateway/zmq_kv_feed.h"
 
 namespace tessera::gateway {
 namespace {
@@ -179,6 +182,124 @@ TEST(KvEventMessages, ParseTheEnginesStream) {
   EXPECT_EQ(events[1].block, 18446744073709551615ull);
   EXPECT_EQ(events[3].kind, serve::KvEvent::Kind::kRemoved);
   EXPECT_TRUE(ParseKvEventMessage("not json").empty());
+}
+
+// msgpack built by hand, as vLLM's msgspec encoder lays it out.
+class Pack {
+ public:
+  Pack() {
+    msgpack_sbuffer_init(&buf_);
+    msgpack_packer_init(&pk_, &buf_, msgpack_sbuffer_write);
+  }
+  ~Pack() { msgpack_sbuffer_destroy(&buf_); }
+  Pack& Array(std::size_t n) { return msgpack_pack_array(&pk_, n), *this; }
+  Pack& Map(std::size_t n) { return msgpack_pack_map(&pk_, n), *this; }
+  Pack& Str(std::string_view s) {
+    msgpack_pack_str(&pk_, s.size());
+    msgpack_pack_str_body(&pk_, s.data(), s.size());
+    return *this;
+  }
+  Pack& Int(std::int64_t v) { return msgpack_pack_int64(&pk_, v), *this; }
+  Pack& Uint(std::uint64_t v) { return msgpack_pack_uint64(&pk_, v), *this; }
+  Pack& Double(double v) { return msgpack_pack_double(&pk_, v), *this; }
+  Pack& Nil() { return msgpack_pack_nil(&pk_), *this; }
+  Pack& Bin(const std::vector<unsigned char>& b) {
+    msgpack_pack_bin(&pk_, b.size());
+    msgpack_pack_bin_body(&pk_, b.data(), b.size());
+    return *this;
+  }
+  std::span<const std::byte> bytes() const {
+    return std::as_bytes(std::span(buf_.data, buf_.size));
+  }
+
+ private:
+  msgpack_sbuffer buf_;
+  msgpack_packer pk_;
+};
+
+TEST(VllmKvEvents, DecodesTheArrayLayoutWithIntegerAndByteHashes) {
+  // [ts, [BlockStored, BlockRemoved, a newer tag, AllBlocksCleared], dp rank]
+  Pack p;
+  p.Array(3).Double(1.5).Array(4);
+  p.Array(7).Str("BlockStored").Array(2).Uint(18446744073709551615ull).Int(-2);
+  p.Int(-7).Array(8);
+  for (int t = 1; t <= 8; ++t) p.Int(t);
+  p.Int(4).Nil().Str("GPU");
+  std::vector<unsigned char> sha(32, 0);
+  sha[24] = 0x01;  // last 8 bytes 01 00 .. 00 05, big endian
+  sha[31] = 0x05;
+  p.Array(3).Str("BlockRemoved").Array(1).Bin(sha).Str("CPU");
+  p.Array(2).Str("SomethingNew").Int(1);
+  p.Array(1).Str("AllBlocksCleared");
+  p.Int(0);
+  auto events = DecodeVllmKvEventBatch(p.bytes());
+  ASSERT_TRUE(events.has_value()) << events.error().message;
+  ASSERT_EQ(events->size(), 3u);
+  const serve::EngineKvEvent& stored = (*events)[0];
+  EXPECT_EQ(stored.kind, serve::EngineKvEvent::Kind::kStored);
+  EXPECT_EQ(stored.block_hashes,
+            (std::vector<std::uint64_t>{18446744073709551615ull, 18446744073709551614ull}));
+  EXPECT_EQ(stored.parent_hash, static_cast<std::uint64_t>(-7));
+  EXPECT_EQ(stored.token_ids.size(), 8u);
+  EXPECT_EQ(stored.block_size, 4);
+  EXPECT_TRUE(stored.gpu_tier);
+  EXPECT_FALSE(stored.adapter);
+  const serve::EngineKvEvent& removed = (*events)[1];
+  EXPECT_EQ(removed.kind, serve::EngineKvEvent::Kind::kRemoved);
+  EXPECT_EQ(removed.block_hashes, (std::vector<std::uint64_t>{0x0100000000000005ull}));
+  EXPECT_FALSE(removed.gpu_tier);
+  EXPECT_EQ((*events)[2].kind, serve::EngineKvEvent::Kind::kCleared);
+}
+
+TEST(VllmKvEvents, DecodesTheMapLayoutAndNamesWhatIsMalformed) {
+  Pack m;
+  m.Map(2).Str("ts").Double(2).Str("events").Array(1);
+  m.Map(6).Str("type").Str("BlockStored").Str("block_hashes").Array(1).Uint(9);
+  m.Str("parent_block_hash").Nil().Str("token_ids").Array(2).Int(5).Int(6);
+  m.Str("block_size").Int(2).Str("lora_name").Str("adapter-a");
+  auto events = DecodeVllmKvEventBatch(m.bytes());
+  ASSERT_TRUE(events.has_value()) << events.error().message;
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_FALSE((*events)[0].parent_hash.has_value());
+  EXPECT_TRUE((*events)[0].adapter);
+
+  Pack bad;
+  bad.Array(2)
+      .Double(0)
+      .Array(1)
+      .Array(4)
+      .Str("BlockStored")
+      .Array(1)
+      .Uint(1)
+      .Nil()
+      .Array(1)
+      .Int(-3);
+  auto refused = DecodeVllmKvEventBatch(bad.bytes());
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("events[0].token_ids[0]"), std::string::npos)
+      << refused.error().message;
+  Pack no_events;
+  no_events.Array(1).Double(0);
+  EXPECT_NE(DecodeVllmKvEventBatch(no_events.bytes()).error().message.find("events"),
+            std::string::npos);
+  const std::byte junk[] = {std::byte{0xc1}};
+  EXPECT_FALSE(DecodeVllmKvEventBatch(junk).has_value());
+}
+
+TEST(VllmKvEvents, EndpointsByReplicaOrPortOffset) {
+  KvEventSources sources;
+  EXPECT_FALSE(AddKvEventEndpoint("http://a:8000", &sources).has_value());
+  EXPECT_NE(AddKvEventEndpoint("http://a:8000=udp://x", &sources)
+                .error()
+                .message.find("--kv-events-endpoint"),
+            std::string::npos);
+  ASSERT_TRUE(AddKvEventEndpoint("http://a:8000=tcp://a:5557", &sources).has_value());
+  EXPECT_EQ(ZmqEndpointFor(sources, "http://a:8000"), "tcp://a:5557");
+  EXPECT_FALSE(ZmqEndpointFor(sources, "http://b:8000").has_value());
+  sources.port_offset = 100;
+  EXPECT_EQ(ZmqEndpointFor(sources, "http://10.0.0.2:8001"), "tcp://10.0.0.2:8101");
+  EXPECT_EQ(ZmqEndpointFor(sources, "http://a:8000"), "tcp://a:5557");
+  EXPECT_FALSE(ZmqEndpointFor(sources, "http://no-port").has_value());
 }
 
 // A controller for discovery on 127.0.0.1: a leader with one InferenceService, or a standby

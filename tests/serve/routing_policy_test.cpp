@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "serve/routed_load.h"
 #include "serve/router.h"
 
 namespace tessera::serve {
@@ -165,6 +166,38 @@ TEST(Router, LearnsFromDecisionsAndSkipsUnreadyReplicas) {
   EXPECT_EQ(router.index().blocks_on(1), 0);
   loads[0].ready = loads[1].ready = false;
   EXPECT_EQ(router.Route(r, loads).reason, RejectReason::kNoReadyReplica);
+}
+
+TEST(RoutedLoad, UncachedPromptQueuedUntilTheFirstTokenThenRunning) {
+  RoutedLoad load(2);
+  const RoutedLoad::Ticket a = load.Routed(1, 100, 32);
+  const RoutedLoad::Ticket b = load.Routed(1, 50, 80);  // a match past the prompt counts as all
+  std::vector<ReplicaLoad> loads(2);
+  loads[1].ready = false;
+  load.Fill(loads);
+  EXPECT_EQ(loads[1].waiting, 2);
+  EXPECT_EQ(loads[1].running, 0);
+  EXPECT_EQ(loads[1].queued_prefill_tokens, 68);
+  EXPECT_EQ(loads[1].context_tokens, 150);
+  EXPECT_FALSE(loads[1].ready);  // readiness is not RoutedLoad's
+  EXPECT_EQ(loads[0].requests(), 0);
+  load.FirstToken(a);
+  load.Fill(loads);
+  EXPECT_EQ(loads[1].waiting, 1);
+  EXPECT_EQ(loads[1].running, 1);
+  EXPECT_EQ(loads[1].queued_prefill_tokens, 0);
+  load.Finished(a, true);
+  load.Finished(b, false);
+  load.Fill(loads);
+  EXPECT_EQ(loads[1].requests(), 0);
+  EXPECT_EQ(loads[1].context_tokens, 0);
+  EXPECT_EQ(load.in_flight(1), 0);
+  load.Routed(0, 10, 0);
+  load.Grow(4);
+  EXPECT_EQ(load.replicas(), 4);
+  EXPECT_EQ(load.in_flight(0), 1);
+  load.Clear(0);
+  EXPECT_EQ(load.in_flight(0), 0);
 }
 
 }  // namespace

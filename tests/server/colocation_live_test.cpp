@@ -79,6 +79,11 @@ TEST(ColocationLiveTest, OversoldTasksEvictedCheapestFirstAndServiceNever) {
   ASSERT_TRUE(WaitFor([&] { return Oversold(cluster.Job("default", "new")); }, 5))
       << cluster.Job("default", "new").dump(2) << cluster.Logs();
 
+  // Node views show the lent shares apart from the replica's whole GPU.
+  const Json node = cluster.Nodes()[0];
+  EXPECT_EQ(node["gpusAllocated"], 1.0) << node.dump();
+  EXPECT_EQ(node["oversold"], 0.8) << node.dump();
+
   // Use 0.5: credit 500 < 800 oversold. The later task costs less to evict and is enough.
   SetLoad(load, 0.5);
   ASSERT_TRUE(WaitFor([&] { return Count(cluster.Job("default", "new"), "JobPreempted") == 1; }, 5))

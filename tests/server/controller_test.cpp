@@ -10,6 +10,7 @@
 #include <atomic>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include "store/sqlite_store.h"
 
@@ -673,6 +674,54 @@ TEST_F(ControllerTest, NoGpuIsEverBoundTwiceUnderRandomOperations) {
   EXPECT_GT(submitted, 30);
 }
 
+// Concurrent submitters share commits (the group commit), and each still gets its own answer:
+// one of eight submitting the same name wins and the others hear AlreadyExists, a job that can
+// never fit is refused with its reason, and every acknowledged job is stored once.
+TEST_F(ControllerTest, ConcurrentSubmissionsShareCommitsAndEachGetsItsOwnAnswer) {
+  Register("node-0", 4);
+  auto commits = [&] {
+    const std::string text = controller_->MetricsText();
+    const std::string key = "tessera_store_commit_duration_seconds_count ";
+    const auto at = text.find(key);
+    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + key.size()));
+  };
+  const double commits_before = commits();
+  constexpr int kThreads = 8, kEach = 6;
+  std::atomic<int> accepted{0}, duplicates{0}, never_fit{0}, other{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < kEach; ++k) {
+        std::string spec = Gang("c" + std::to_string(t) + "-" + std::to_string(k), 1, 1);
+        if (k == 2) spec = Gang("same", 1, 1);
+        if (k == 4) spec = Gang("huge-" + std::to_string(t), 1, 8);
+        auto r = controller_->Submit(spec, /*hold=*/true);
+        if (r) {
+          ++accepted;
+        } else if (r.error().error.code == Error::Code::kAlreadyExists) {
+          ++duplicates;
+        } else if (r.error().error.message.find("can never run") != std::string::npos) {
+          ++never_fit;
+        } else {
+          ++other;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(accepted, kThreads * (kEach - 2) + 1);
+  EXPECT_EQ(duplicates, kThreads - 1);
+  EXPECT_EQ(never_fit, kThreads);
+  EXPECT_EQ(other, 0);
+  JobFilter all;
+  EXPECT_EQ(controller_->ListJobs(all).jobs.size(), static_cast<std::size_t>(accepted));
+  auto contents = store_->Load();
+  ASSERT_TRUE(contents.has_value());
+  EXPECT_EQ(contents->jobs.size(), static_cast<std::size_t>(accepted));
+  // Never more commits than jobs; with eight submitters at once, fewer.
+  EXPECT_LT(commits() - commits_before, accepted) << "no commit was shared";
+}
+
 // A listing paged with limit and continue, as kube-apiserver's: every job once, in order, in
 // either direction and with a phase filter, and the last page says it is the last.
 TEST_F(ControllerTest, JobListingsPageWithContinue) {
@@ -701,8 +750,7 @@ TEST_F(ControllerTest, JobListingsPageWithContinue) {
   JobFilter pending;
   pending.limit = 2;
   pending.phase = api::JobPhase::kPending;
-  EXPECT_EQ(walk(pending),
-            (std::vector<std::string>{"job-2", "job-3", "job-4", "job-5", "job-6"}));
+  EXPECT_EQ(walk(pending), (std::vector<std::string>{"job-2", "job-3", "job-4", "job-5", "job-6"}));
   JobFilter running;
   running.limit = 1;
   running.phase = api::JobPhase::kRunning;

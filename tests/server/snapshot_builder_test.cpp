@@ -8,8 +8,11 @@
 #include <algorithm>
 #include <random>
 
+#include "server/job_views.h"
 #include "server/live_task_index.h"
 #include "server/pending_queue.h"
+#include "server/recovery_planner.h"
+#include "server/unit_lifecycle.h"
 #include "state_fixtures.h"
 
 namespace tessera {
@@ -197,6 +200,80 @@ TEST(SnapshotBuilderTest, OversoldTasksHoldNoGpuShareAndReplicasShowTheirWindows
   const CycleSnapshot off =
       BuildCycleSnapshot(state, cluster, 5000, 7, std::make_shared<std::uint64_t>(0));
   EXPECT_EQ(off.snap.jobs[0].used_gpu_milli, -1);
+}
+
+using Json = nlohmann::json;
+
+// One 1-GPU node: a replica of chat on GPU 0 and, on its credit, a 0.4 share of GPU 0 for the
+// first unit of `offline_yaml` (oversold). Returns the offline job's id.
+std::int64_t OversoldBesideAReplica(ControllerState& state, const std::string& offline_yaml) {
+  AddNode(state, "node-0", 1);
+  const auto service = AddJob(
+      state,
+      "apiVersion: tessera/v1\nkind: InferenceService\nmetadata: {name: chat}\nspec: {replicas: "
+      "1, gpusPerReplica: 1, command: [serve]}\n");
+  const auto offline = AddJob(state, offline_yaml);
+  RunUnit(state, service, 0, {{"node-0", {0}}});
+  RunUnit(state, offline, 0, {{"node-0", {0}}});
+  TaskRecord& t = state.tasks.at(state.jobs.at(offline).tasks[0]);
+  t.gpu_milli = 400;
+  t.oversold = true;
+  return offline;
+}
+
+// Node views keep the oversold share apart from what the GPU's holders are allocated, so a GPU
+// lent to offline work never reads as more than fully allocated.
+TEST(OversoldTasksTest, NodeViewsShowOversoldSharesApart) {
+  ControllerState state;
+  OversoldBesideAReplica(state, BatchYaml("eval", 1));
+  const Json nodes = NodesView(state, 5000);
+  ASSERT_EQ(nodes.size(), 1u);
+  const Json& n = nodes[0];
+  EXPECT_EQ(n["gpusAllocated"], 1.0) << n.dump();
+  EXPECT_EQ(n["gpuAllocatedMilli"], Json::array({1000}));
+  EXPECT_EQ(n["oversold"], 0.4);
+  EXPECT_EQ(n["gpuOversoldMilli"], Json::array({400}));
+  EXPECT_EQ(n["liveTasks"], 2);
+}
+
+// A lost node's oversold task goes back to Pending as preempted offline work (no restart used,
+// JobPreempted); a task holding its own GPUs is restarted as before.
+TEST(OversoldTasksTest, AnOversoldTaskLostWithItsNodeIsRequeuedAsPreempted) {
+  ControllerState state;
+  const auto batch = OversoldBesideAReplica(state, BatchYaml("eval", 1));
+  AddNode(state, "node-1", 1);
+  const auto own = AddJob(state, BatchYaml("own", 1));
+  RunUnit(state, own, 0, {{"node-1", {0}}});
+  ChangeBuilder change(state);
+  for (auto job : {batch, own}) {
+    change.MutableTask(state.jobs.at(job).tasks[0]).state = TaskState::kLost;
+    EvaluateUnit(change, state.jobs.at(job), 0, 6000);
+  }
+  const UnitRecord& requeued = change.Unit(state.jobs.at(batch), 0);
+  EXPECT_EQ(requeued.phase, UnitPhase::kPending);
+  EXPECT_EQ(requeued.restarts, 0);
+  EXPECT_EQ(change.Unit(state.jobs.at(own), 0).restarts, 1);
+  std::map<std::string, std::vector<std::string>> types;  // by object
+  for (const EventRecord& e : change.change().events) types[e.object].push_back(e.type);
+  EXPECT_EQ(types["job/default/eval"], (std::vector<std::string>{"JobPreempted", "JobRequeued"}));
+  EXPECT_EQ(types["job/default/own"], (std::vector<std::string>{"JobRestarting", "JobRequeued"}));
+}
+
+// Recovery (replace, spares) does not bind an oversold gang's last attempt onto GPUs of its own:
+// co-location places it on credit again, as any pending offline work.
+TEST(OversoldTasksTest, RecoveryLeavesOversoldWorkToTheScheduler) {
+  ControllerState state;
+  const auto job = OversoldBesideAReplica(state, GangYaml("tune", 1, 1));
+  JobState& gang = state.jobs.at(job);
+  gang.units[0].phase = UnitPhase::kPending;
+  TaskRecord& lost = state.tasks.at(gang.tasks[0]);
+  lost.state = TaskState::kLost;
+  state.live_by_node["node-0"].erase(lost.id);
+  const CycleCluster cluster = BuildCycleCluster(state);
+  RefreshSchedulingWorkloads(state, cluster);
+  EXPECT_TRUE(FindRecoveryCandidates(state, cluster, RecoveryMode::kReplace).empty());
+  lost.oversold = false;  // the same gang on a GPU of its own is recovered
+  EXPECT_EQ(FindRecoveryCandidates(state, cluster, RecoveryMode::kReplace).size(), 1u);
 }
 
 // The pending queue and the live tasks' working state kept across cycles (pending_queue.h,

@@ -12,11 +12,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "server/loopback_socket.h"
 #include "server/process_harness.h"
+#include "server/tls_socket.h"
 
 namespace tessera::testing {
 namespace {
@@ -109,6 +111,23 @@ TEST_F(TlsFrontendTest, PlainHttpOnTheHttpsPortIsNotServed) {
   auto r = plain.Get("/v1/healthz");
   EXPECT_TRUE(!r || r->status != 200);
   EXPECT_EQ(Health(), 200);  // and the server is none the worse for it
+}
+
+// The shared loader (tls/server_context.h) names the flag, the file and OpenSSL's reason.
+TEST(TlsContextLoadTest, AFileThatDoesNotLoadIsNamedWithItsFlag) {
+  TempDir dir{"tessera-tls-load"};
+  const std::string garbage = dir.path() + "/garbage.pem";
+  std::ofstream(garbage) << "not a certificate\n";
+  auto missing = TlsContext::Load(dir.path() + "/absent.crt", garbage);
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_TRUE(missing.error().message.starts_with("--tls-cert-file: cannot load " + dir.path() +
+                                                  "/absent.crt: "))
+      << missing.error().message;
+  auto unreadable = TlsContext::Load(garbage, garbage);
+  ASSERT_FALSE(unreadable.has_value());
+  EXPECT_NE(unreadable.error().message.find("--tls-cert-file: cannot load " + garbage),
+            std::string::npos)
+      << unreadable.error().message;
 }
 
 }  // namespace

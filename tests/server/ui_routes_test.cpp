@@ -3,7 +3,8 @@
 // /ui/ serves the page, every file it and its modules load is embedded and served with a type a
 // browser accepts for it; JSON is not brotli-compressed for a browser (it would cost seconds at
 // a thousand nodes); /v1/nodes gives each GPU's allocation; /v1/usage reads the agents' /metrics
-// (one fake agent here) and names the agent that does not answer.
+// (one fake agent here) and names the agent that does not answer; /v1/nodes/changes answers only
+// what changed and /v1/queues/history the queues' dominant share over time, in bounded memory.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 
 #include "server/controller.h"
 #include "server/http_api.h"
+#include "server/node_changes.h"
+#include "server/queue_history.h"
 #include "store/sqlite_store.h"
 
 namespace tessera {
@@ -208,6 +211,98 @@ TEST_F(UiRoutesTest, JobsNewestFirstKeepTheNewestUnderALimit) {
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400);
   EXPECT_NE(bad->body.find("order: expected oldest or newest"), std::string::npos) << bad->body;
+}
+
+// A node's heartbeat age is no change; an allocation, a cordon, a new node and a removed one are.
+TEST(NodeChangesTest, AnswersOnlyWhatChangedSinceAGeneration) {
+  Json listing = Json::array({{{"name", "a"}, {"status", "Ready"}, {"lastHeartbeatAgoMs", 1}},
+                              {{"name", "b"}, {"status", "Ready"}, {"lastHeartbeatAgoMs", 1}}});
+  NodeChanges changes([&] { return listing; }, std::chrono::milliseconds(0));
+  const Json first = changes.Since(0);
+  EXPECT_TRUE(first["full"]);
+  ASSERT_EQ(first["nodes"].size(), 2u);
+  EXPECT_FALSE(first["nodes"][0].contains("lastHeartbeatAgoMs"));  // not a field the page draws
+  const std::int64_t g1 = first["generation"];
+  listing[0]["lastHeartbeatAgoMs"] = 900;
+  const Json quiet = changes.Since(g1);
+  EXPECT_FALSE(quiet["full"]);
+  EXPECT_TRUE(quiet["nodes"].empty()) << quiet.dump();
+  EXPECT_EQ(quiet["generation"], g1);
+  listing[1]["cordoned"] = true;
+  listing.push_back({{"name", "c"}, {"status", "Ready"}});
+  listing.erase(0);
+  const Json delta = changes.Since(g1);
+  EXPECT_FALSE(delta["full"]);
+  ASSERT_EQ(delta["nodes"].size(), 2u) << delta.dump();
+  EXPECT_EQ(delta["nodes"][0]["name"], "b");
+  EXPECT_EQ(delta["nodes"][0]["cordoned"], true);
+  EXPECT_EQ(delta["nodes"][1]["name"], "c");
+  EXPECT_EQ(delta["removed"], Json::array({"a"}));
+  EXPECT_GT(delta["generation"].get<std::int64_t>(), g1);
+  // A generation this controller never gave (another's, or from before it started): in full.
+  EXPECT_TRUE(changes.Since(g1 - 10'000'000)["full"]);
+  EXPECT_TRUE(changes.Since(delta["generation"].get<std::int64_t>() + 1)["full"]);
+}
+
+TEST(QueueShareHistoryTest, SamplesAlignedPerQueueInABoundedRing) {
+  QueueShareHistory history(3);
+  history.Record(1000, Json::array({{{"name", "a"}, {"dominantShare", 0.25}}}));
+  history.Record(2000, Json::array({{{"name", "a"}, {"dominantShare", 0.5}},
+                                    {{"name", "b"}, {"leaf", false}, {"dominantShare", 0.1}}}));
+  history.Record(3000, Json::array({{{"name", "b"}, {"leaf", false}, {"dominantShare", 0.2}}}));
+  Json h = history.Since(0, std::chrono::milliseconds(5000));
+  EXPECT_EQ(h["timesMs"], Json::array({1000, 2000, 3000}));
+  ASSERT_EQ(h["queues"].size(), 2u);
+  EXPECT_EQ(h["queues"][0]["name"], "a");
+  EXPECT_EQ(h["queues"][0]["shares"], Json::parse("[0.25, 0.5, null]"));
+  EXPECT_EQ(h["queues"][1]["leaf"], false);
+  EXPECT_EQ(h["queues"][1]["shares"], Json::parse("[null, 0.1, 0.2]"));
+  history.Record(4000, Json::array({{{"name", "a"}, {"dominantShare", 1.0}}}));
+  h = history.Since(1500, std::chrono::milliseconds(5000));
+  EXPECT_EQ(h["timesMs"], Json::array({2000, 3000, 4000}));  // the oldest fell out of the ring
+  EXPECT_EQ(h["queues"][0]["shares"], Json::parse("[0.5, null, 1.0]"));
+  EXPECT_EQ(history.Since(3000, std::chrono::milliseconds(5000))["timesMs"], Json::array({4000}));
+  Json many = Json::array();
+  for (std::size_t i = 0; i < QueueShareHistory::kMaxQueues + 5; ++i)
+    many.push_back({{"name", "q" + std::to_string(i)}, {"dominantShare", 0.0}});
+  history.Record(5000, many);
+  h = history.Since(0, std::chrono::milliseconds(5000));
+  EXPECT_EQ(h["queues"].size(), QueueShareHistory::kMaxQueues);
+  EXPECT_EQ(h["queuesLeftOut"], 7);  // of the 261, 254 fit beside a and b
+}
+
+// The routes: the history has the sample taken when the server started, the changes a full
+// listing first and nothing after; bad cursors are refused naming the parameter.
+TEST_F(UiRoutesTest, QueueHistoryAndNodeChangesRoutes) {
+  Register("node-a", "http://127.0.0.1:1");
+  Json history;
+  for (int i = 0; i < 50; ++i) {
+    auto r = client_->Get("/v1/queues/history");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    history = Json::parse(r->body);
+    if (!history["timesMs"].empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(history["intervalMs"], 5000);
+  EXPECT_EQ(history["capacity"], 720);
+  EXPECT_EQ(history["timesMs"].size(), 1u) << history.dump();
+  auto full = client_->Get("/v1/nodes/changes?since=0");
+  ASSERT_TRUE(full);
+  const Json f = Json::parse(full->body);
+  EXPECT_TRUE(f["full"]);
+  ASSERT_EQ(f["nodes"].size(), 1u);
+  EXPECT_EQ(f["nodes"][0]["name"], "node-a");
+  EXPECT_EQ(f["nodes"][0]["gpuAllocatedMilli"].size(), 4u);
+  auto none = client_->Get(
+      ("/v1/nodes/changes?since=" + std::to_string(f["generation"].get<std::int64_t>())).c_str());
+  ASSERT_TRUE(none);
+  EXPECT_EQ(Json::parse(none->body)["nodes"], Json::array());
+  for (const char* bad : {"/v1/nodes/changes?since=x", "/v1/queues/history?sinceMs=-1"}) {
+    auto r = client_->Get(bad);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << bad;
+  }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sim/colocation_plan.h"
 #include "spec/colocation_file.h"
 
 namespace tessera {
@@ -27,22 +28,33 @@ TEST(DiurnalLoadTest, PeakTroughAndMidway) {
   EXPECT_NEAR(DiurnalLoad(38, 0.35, 14), 1.0, 1e-12);             // a day later
 }
 
-TEST(MinuteLoadTest, RequestsPerMinuteOverTheirMean) {
-  // 1, 2 and 3 requests in three minutes: mean 2, factors 0.5, 1, 1.5.
+TEST(MinuteLoadTest, RequestsPerMinuteOverTheirMeanWithoutTheCutEdgeMinutes) {
+  // Five minutes; the first and last, cut by the trace's start and end, are dropped; 1, 2 and
+  // 3 requests in the three whole ones: mean 2, factors 0.5, 1, 1.5.
   const auto path = TempFile("azure.csv",
                              "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                             "2023-11-16 18:14:59.68,374,44\n"
                              "2023-11-16 18:15:46.68,374,44\n"
                              "2023-11-16 18:16:01.00,10,1\n"
                              "2023-11-16 18:16:59.00,10,1\n"
                              "2023-11-16 18:17:00.00,10,1\n"
                              "2023-11-16 18:17:10.00,10,1\n"
-                             "2023-11-16 18:17:20.00,10,1\n");
+                             "2023-11-16 18:17:20.00,10,1\n"
+                             "2023-11-16 18:18:01.00,10,1\n");
   auto f = ReadMinuteLoadFactors(path);
   ASSERT_TRUE(f) << f.error().message;
   ASSERT_EQ(f->size(), 3u);
   EXPECT_DOUBLE_EQ((*f)[0], 0.5);
   EXPECT_DOUBLE_EQ((*f)[1], 1.0);
   EXPECT_DOUBLE_EQ((*f)[2], 1.5);
+  // Two minutes: nothing whole between them, both kept.
+  auto two = ReadMinuteLoadFactors(TempFile("azure2.csv",
+                                            "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                            "2023-11-16 18:15:46.68,374,44\n"
+                                            "2023-11-16 18:16:01.00,10,1\n"
+                                            "2023-11-16 18:16:02.00,10,1\n"));
+  ASSERT_TRUE(two) << two.error().message;
+  EXPECT_EQ(two->size(), 2u);
   const auto bad = TempFile("bad.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\nyesterday,1,1\n");
   auto e = ReadMinuteLoadFactors(bad);
   ASSERT_FALSE(e);
@@ -161,6 +173,70 @@ TEST(ColocationExperimentTest, SameSeedSameResult) {
     EXPECT_EQ(a->runs[i].evictions, b->runs[i].evictions);
     EXPECT_EQ(a->runs[i].offline_tasks_done, b->runs[i].offline_tasks_done);
   }
+}
+
+// The plan file carries the drawn workload exactly: a run on the plan read back gives the
+// drawn run's results bit for bit (what lets the live bench and the simulator share one draw).
+TEST(ColocationPlanTest, PlanReadBackRunsLikeTheDraw) {
+  const Cluster c = SmallCluster();
+  ColocationOptions o = SmallOptions();
+  o.horizon = 3 * 60 * kMinute;
+  o.burst = {0.5, 1.5, 1.0};
+  auto drawn = DrawColocationWorkload(c, {}, o);
+  ASSERT_TRUE(drawn) << drawn.error().message;
+  ASSERT_EQ(drawn->loads.size(), drawn->services.size());
+  EXPECT_EQ(drawn->loads[0].size(), 240u);  // 1 h warm-up + 3 h, minutes
+  const auto path = TempFile("plan.json", ColocationPlanJson(*drawn, o).dump());
+  ColocationOptions read_options = SmallOptions();  // timing from the plan, not from here
+  auto read = ReadColocationPlan(path, read_options);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read_options.horizon, o.horizon);
+  EXPECT_EQ(read->offline.size(), drawn->offline.size());
+  auto a = RunColocationWorkload(c, *drawn, o);
+  auto b = RunColocationWorkload(c, *read, read_options);
+  auto direct = RunColocationExperiment(c, {}, o);
+  ASSERT_TRUE(a && b && direct);
+  for (std::size_t i = 0; i < a->runs.size(); ++i) {
+    EXPECT_EQ(a->runs[i].allocation_ratio, b->runs[i].allocation_ratio) << a->runs[i].name;
+    EXPECT_EQ(a->runs[i].slo_attainment, b->runs[i].slo_attainment) << a->runs[i].name;
+    EXPECT_EQ(a->runs[i].online_replica_seconds, b->runs[i].online_replica_seconds);
+    EXPECT_EQ(a->runs[i].evictions, b->runs[i].evictions) << a->runs[i].name;
+    EXPECT_EQ(a->runs[i].allocation_ratio, direct->runs[i].allocation_ratio);
+  }
+  // Bad plans name the file, the field and the reason.
+  auto plan = ColocationPlanJson(*drawn, o);
+  plan["offline"][2]["gpus"] = 0;
+  auto bad = ReadColocationPlan(TempFile("bad-plan.json", plan.dump()), read_options);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("bad-plan.json: offline[2].gpus: must be within [1, 16]"),
+            std::string::npos)
+      << bad.error().message;
+  plan = ColocationPlanJson(*drawn, o);
+  plan["services"][0]["load"].erase(5);
+  bad = ReadColocationPlan(TempFile("short-plan.json", plan.dump()), read_options);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("services[0].load: must list one load"), std::string::npos)
+      << bad.error().message;
+}
+
+// --dedicated-online-models: the named models' nodes are the online pool, so a bench can give
+// the dedicated setup's pools GPU models of their own.
+TEST(ColocationExperimentTest, DedicatedPoolsByGpuModel) {
+  Cluster c;
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(c.AddNode("on" + std::to_string(i), "H100", 1, 8000, 1 << 16));
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(c.AddNode("off" + std::to_string(i), "A100", 1, 8000, 1 << 16));
+  ColocationOptions o = SmallOptions();
+  o.horizon = 2 * 60 * kMinute;
+  o.setups.resize(1);  // dedicated
+  o.dedicated_online_models = {"H100"};
+  auto r = RunColocationExperiment(c, {}, o);
+  ASSERT_TRUE(r) << r.error().message;
+  // The online pool is 5 of the 8 GPUs; offline work fills the other 3 and never more.
+  EXPECT_LE(r->runs[0].offline_allocation_ratio, 3.0 / 8 + 1e-9);
+  EXPECT_GT(r->runs[0].offline_allocation_ratio, 0.25);
+  EXPECT_LE(r->runs[0].online_allocation_ratio, 5.0 / 8 + 1e-9);
 }
 
 TEST(ColocationExperimentTest, RefusesBadOptions) {

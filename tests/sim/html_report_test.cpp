@@ -222,6 +222,36 @@ TEST(HtmlReportTest, OpensWithTheVerdictAndZoomsToWherePoliciesDiffer) {
   EXPECT_EQ((*ChartById(InlineData(RenderHtmlReport(alone)), "chart-allocation"))["x"]["min"], 0);
 }
 
+// Percent charts whose lines all lie high (co-location, serving) start their y axis below the
+// lowest line, and say so; one with a line near 0 keeps its axis at 0.
+TEST(HtmlReportTest, PercentChartsZoomToWhereTheLinesLie) {
+  const auto setup = [](const char* name, double low_alloc, double low_slo) {
+    return json{
+        {"policy", name},
+        {"series",
+         {{"gpu_allocation_ratio",
+           json::array({json::array({0, low_alloc}), json::array({3600, 0.99})})},
+          {"slo_attainment", json::array({json::array({0, low_slo}), json::array({3600, 1.0})})}}}};
+  };
+  const json summary = {
+      {"experiment", "colocation"},
+      {"results", json::array({setup("dedicated", 0.5725, 0.8575), setup("shared", 0.684, 0.55)})}};
+  const std::string html = RenderHtmlReport(summary);
+  const json data = InlineData(html);
+  const json* alloc = ChartById(data, "chart-colocation-allocation");
+  const json* slo = ChartById(data, "chart-colocation-slo");
+  ASSERT_NE(alloc, nullptr);
+  ASSERT_NE(slo, nullptr);
+  EXPECT_EQ((*alloc)["y"]["min"], 50);  // lowest 57.25 %
+  EXPECT_EQ((*slo)["y"]["min"], 50);    // lowest 55 %
+  EXPECT_NE(html.find("The y axis starts at 50&nbsp;%"), std::string::npos);
+  const json collapsed = {
+      {"experiment", "colocation"},
+      {"results", json::array({setup("dedicated", 0.5725, 0.1), setup("shared", 0.684, 0.9)})}};
+  EXPECT_EQ(
+      (*ChartById(InlineData(RenderHtmlReport(collapsed)), "chart-colocation-slo"))["y"]["min"], 0);
+}
+
 TEST(HtmlReportTest, ReplayHasCdfGpusAndQueueCharts) {
   const std::string html = RenderHtmlReport(ReplaySummary());
   EXPECT_EQ(Count(html, "<canvas "), 3u);

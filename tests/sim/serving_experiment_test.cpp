@@ -130,6 +130,28 @@ TEST(ServingExperiment, DeterministicAndSummaryKeys) {
   }
 }
 
+TEST(ServingExperiment, GatewayLoadViewCountsTheSameRequestsInFlight) {
+  // least-request reads only running + waiting, which the gateway's view (routed until the first
+  // token, then running until the end) and the engines' own state agree on at every instant, so
+  // its decisions, and so every figure, are the same under both views.
+  const LlmTrace t = Conversations();
+  ServingOptions o;
+  o.replicas = 3;
+  o.rate_scale = 8;
+  auto engine = RunServing(t, "least-request", o);
+  o.load_view = LoadView::kGateway;
+  auto gateway = RunServing(t, "least-request", o);
+  ASSERT_TRUE(engine.has_value());
+  ASSERT_TRUE(gateway.has_value());
+  auto je = ServingRunJson(*engine, 0.5);
+  auto jg = ServingRunJson(*gateway, 0.5);
+  je.erase("run_wall_seconds");
+  jg.erase("run_wall_seconds");
+  EXPECT_EQ(je, jg);
+  EXPECT_EQ(ParseLoadView("gateway").value(), LoadView::kGateway);
+  EXPECT_NE(ParseLoadView("engines").error().message.find("load-view"), std::string::npos);
+}
+
 TEST(ServingExperiment, OverloadIsRejectedEarlyByTessera) {
   // 200 identical-length uncached prompts at once on one replica: the queue makes later ones
   // miss a 1 s TTFT SLO, which tessera refuses up front while least-request queues them all.

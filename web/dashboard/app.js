@@ -1,24 +1,31 @@
-// The dashboard's main module: the first load (status, nodes, queues, jobs at once), then the
-// event stream drives every update: each batch of events asks for the listings it touches
-// again (coalesced, so a burst costs one fetch of each). Nothing reloads the page. Nodes are
-// also read every few seconds (a heartbeat that stops is no event until the node is lost), and
-// the GPUs' use every few seconds (it is measured by the agents, not an event).
+// The dashboard's main module: the first load (status, nodes, queues and their history, jobs at
+// once), then the event stream drives every update: each batch of events asks for the listings
+// it touches again (coalesced, so a burst costs one fetch of each; nodes as the changes since the
+// last answer, not the whole list). Nothing reloads the page. Nodes are also read every few
+// seconds (a heartbeat that stops is no event until the node is lost), the GPUs' use every few
+// seconds (it is measured by the agents, not an event), and the controller's new samples of the
+// queues' dominant share as it takes them.
 import { $, Coalescer } from './util.js';
 import { AuthError, get, setToken, takeTokenFromFragment, token } from './api.js';
-import { initCluster, setNodes, setUsage } from './cluster.js';
-import { setQueues, queueNames } from './queues.js';
+import { applyNodeChanges, initCluster, setUsage } from './cluster.js';
+import { addHistory, lastHistoryMs, setQueues, queueNames } from './queues.js';
 import { initJobs, jobQuery, setJobs, setQueueChoices } from './jobs.js';
 import { addEvents, initEvents } from './events.js';
 import { closeJob, initJobPage, openJob, refreshJob, showsJob } from './job_page.js';
 
 const NODE_REFRESH_MS = 5000;
 const USAGE_REFRESH_MS = 3000;
+const HISTORY_REFRESH_MS = 5000;
 const POLL_WAIT_S = 20;
+const BATCH_GAP_MS = 100;
+// A busy cluster commits a thousand events a second or more (1,250 nodes whose jobs end and
+// start all the time): one poll must be able to take a second's worth, or the page falls behind.
+const POLL_LIMIT = 10000;
 const RECENT_EVENTS = 200;
 
 // Timings the browser test reads (tests/web): when the first full render was done, and when
 // each event batch had been applied to the page.
-const perf = { firstRenderMs: null, batches: [] };
+const perf = { firstRenderMs: null, loadedSeq: Infinity, batches: [] };
 window.tesseraDashboard = perf;
 
 let authProblem = null;
@@ -46,7 +53,14 @@ async function loadStatus() {
     (s.schedulerError ? ' · scheduler error: ' + s.schedulerError : '');
   return s;
 }
-const loadNodes = async () => setNodes((await guarded(() => get('/v1/nodes'))).nodes);
+let nodeGeneration = 0;  // of the last /v1/nodes/changes answer applied (0: none yet)
+async function loadNodes() {
+  const doc = await guarded(() => get(`/v1/nodes/changes?since=${nodeGeneration}`));
+  applyNodeChanges(doc);
+  nodeGeneration = doc.generation;
+}
+const loadHistory = async () =>
+  addHistory(await guarded(() => get(`/v1/queues/history?sinceMs=${lastHistoryMs()}`)));
 const loadUsage = async () => setUsage(await guarded(() => get('/v1/usage')));
 async function loadQueues() {
   const queues = (await guarded(() => get('/v1/queues'))).queues;
@@ -62,6 +76,7 @@ const refresh = {
   jobs: new Coalescer(loadJobs, 250),
   job: new Coalescer(refreshJob, 250),
   usage: new Coalescer(loadUsage, 1000),
+  history: new Coalescer(loadHistory, 1000),
 };
 
 function setLive(on, text) {
@@ -73,8 +88,12 @@ function setLive(on, text) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // Applies one batch: the listings it touches are fetched again, then the batch is recorded
-// with the time its fetches had all been rendered.
+// with the time its fetches had all been rendered. Not awaited by the event loop: the next
+// poll goes out at once, and batches that arrive while a listing is being fetched share its
+// next fetch (a backlog of batches each waiting for its own fetches would delay every later
+// event by all of them).
 async function applyBatch(batch) {
+  const receivedAt = Date.now();
   addEvents(batch);
   const touched = new Set();
   for (const e of batch) {
@@ -85,19 +104,25 @@ async function applyBatch(batch) {
     if (showsJob(e.object)) touched.add('job');
   }
   await Promise.all([...touched].map((k) => refresh[k].request()));
-  perf.batches.push({ lastSeq: batch[batch.length - 1].seq, appliedAt: Date.now(),
-    eventTimesMs: batch.map((e) => e.timeMs) });
-  if (perf.batches.length > 100) perf.batches.shift();
+  // Timed from the oldest event committed after the page's first load (the ones before it are
+  // history it reads, not updates).
+  let oldest = Infinity, count = 0;
+  for (const e of batch) if (e.seq > perf.loadedSeq) { oldest = Math.min(oldest, e.timeMs); count++; }
+  if (!count) return;
+  perf.batches.push({ lastSeq: batch[batch.length - 1].seq, receivedAt, appliedAt: Date.now(),
+    oldestEventMs: oldest, events: count });
+  if (perf.batches.length > 2000) perf.batches.shift();
 }
 
 async function eventLoop(since) {
   for (;;) {
     try {
-      const r = await guarded(() => get(`/v1/events?since=${since}&wait=${POLL_WAIT_S}&limit=1000`));
+      const r = await guarded(() => get(`/v1/events?since=${since}&wait=${POLL_WAIT_S}&limit=${POLL_LIMIT}`));
       setLive(true, 'live');
       if (r.events.length) {
         since = r.next;
-        await applyBatch(r.events);
+        applyBatch(r.events);
+        await sleep(BATCH_GAP_MS);  // lets a burst gather into one batch
       } else if (r.lastSeq < since) {
         since = r.lastSeq;  // a fresh controller (new store) started its sequence again
       }
@@ -123,14 +148,17 @@ function route() {
 
 async function start() {
   try {
+    refresh.history.request();  // the chart draws when its history comes; not part of the render
     const [status] = await Promise.all([loadStatus(), loadNodes(), loadQueues(), loadJobs()]);
     perf.firstRenderMs = performance.now();
     document.body.dataset.ready = 'true';
     $('auth').hidden = true;
     loadUsage().catch(() => {});
     const since = Math.max(0, status.lastEventSeq - RECENT_EVENTS);
+    perf.loadedSeq = status.lastEventSeq;
     setInterval(() => refresh.nodes.request(), NODE_REFRESH_MS);
     setInterval(() => { if (!document.hidden) refresh.usage.request(); }, USAGE_REFRESH_MS);
+    setInterval(() => refresh.history.request(), HISTORY_REFRESH_MS);
     eventLoop(since);
   } catch (e) {
     if (!(e instanceof AuthError)) {

@@ -1,6 +1,8 @@
 // The cluster view: every node's GPUs drawn as cells on one canvas (compact enough for
 // thousands of nodes), and beside it the same nodes as a text table, so that every name and
-// state is in the page as text (searchable, readable by a screen reader and by tests).
+// state is in the page as text (searchable, readable by a screen reader and by tests). Nodes come
+// as changes (GET /v1/nodes/changes?since=GEN: everything once, then what changed), so an
+// update at 1,250 nodes redraws the canvas and rewrites only the rows of the nodes that changed.
 import { $, esc, gpus, percent } from './util.js';
 
 const GAP = 3;       // px between nodes
@@ -9,7 +11,9 @@ const COLORS = { free: '#dfe4e9', alloc: '#9ecae1', used: '#1f6fb2', cordoned: '
 // px per GPU cell: large for a few nodes, small enough for 1,250 x 8 GPUs on one screen.
 const cellSize = (count) => (count <= 100 ? 12 : count <= 400 ? 8 : 5);
 
-let nodes = [];
+let nodes = [];                 // by name, as the controller orders them
+const byName = new Map();       // name -> node
+const rowOf = new Map();        // name -> its <tr> in the list
 // "node/gpu" -> {utilization, memoryUsedBytes}: what the controller's feed has (gpuUsage in
 // /v1/nodes: NVML, or what tasks report) first, else the agents' own figure (/v1/usage; for
 // simulated GPUs the share their tasks hold).
@@ -19,20 +23,48 @@ const useOf = (node, gpu) => reported.get(node + '/' + gpu) ?? scraped.get(node 
 let layout = [];        // per node: {x, y, w, h}
 let filter = '';
 
-export function setNodes(list) {
-  nodes = list;
-  reported = new Map();
-  for (const n of nodes) for (const g of n.gpuUsage ?? []) reported.set(n.name + '/' + g.gpu, g);
-  render();
+function indexUsage(n) {
+  for (let g = 0; g < n.gpuCount; g++) reported.delete(n.name + '/' + g);
+  for (const g of n.gpuUsage ?? []) reported.set(n.name + '/' + g.gpu, g);
 }
 
+const byNameOrder = (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+// Applies one answer of /v1/nodes/changes: removals first, then the rows that changed.
+export function applyNodeChanges(doc) {
+  let reordered = doc.full || doc.removed.length > 0;
+  if (doc.full) { byName.clear(); reported = new Map(); }
+  for (const name of doc.removed) byName.delete(name);
+  for (const n of doc.nodes) {
+    if (!byName.has(n.name)) reordered = true;
+    byName.set(n.name, n);
+    indexUsage(n);
+  }
+  if (reordered) {
+    nodes = [...byName.values()].sort(byNameOrder);
+    render();
+    return;
+  }
+  nodes = nodes.map((n) => byName.get(n.name));
+  draw();
+  updateRows(doc.nodes);
+  counts();
+}
+
+// The agents' figures (GET /v1/usage, every few seconds): only the rows whose use changed are
+// rewritten.
 export function setUsage(doc) {
+  const before = scraped;
   scraped = new Map(doc.gpus.map((g) => [g.node + '/' + g.gpu, g]));
+  const changed = new Set();
+  for (const [key, g] of scraped) if (before.get(key)?.utilization !== g.utilization) changed.add(key.slice(0, key.lastIndexOf('/')));
+  for (const key of before.keys()) if (!scraped.has(key)) changed.add(key.slice(0, key.lastIndexOf('/')));
   const note = $('usage-note');
   note.textContent = doc.unreachable.length
     ? 'use unknown for agents ' + doc.unreachable.join(', ')
     : nodes.some((n) => n.simulated) ? 'use of simulated GPUs is the share their tasks hold' : '';
-  render();
+  draw();
+  updateRows([...changed].map((name) => byName.get(name)).filter((n) => n));
 }
 
 function healthy(n) { return n.status === 'Ready'; }
@@ -98,19 +130,35 @@ function flags(n) {
   return f.join(', ');
 }
 
+function cells(n) {
+  const use = nodeUse(n);
+  return `<td>${esc(n.name)}</td><td class="status-${esc(n.status)}">${esc(n.status)}</td>` +
+    `<td>${gpus(n.gpusAllocated)}/${n.gpuCount}</td><td>${use === null ? '' : percent(use)}</td>` +
+    `<td>${esc(n.gpuModel)}</td><td>${esc(flags(n))}</td>`;
+}
+
+const shown = (n, q) => !q || (n.name + ' ' + n.status + ' ' + n.gpuModel + ' ' + flags(n)).toLowerCase().includes(q);
+
 function table() {
   const q = filter.toLowerCase();
   const rows = [];
   for (const n of nodes) {
-    const fl = flags(n);
-    if (q && !(n.name + ' ' + n.status + ' ' + n.gpuModel + ' ' + fl).toLowerCase().includes(q)) continue;
-    const use = nodeUse(n);
-    rows.push(`<tr data-node="${esc(n.name)}"><td>${esc(n.name)}</td>` +
-      `<td class="status-${esc(n.status)}">${esc(n.status)}</td>` +
-      `<td>${gpus(n.gpusAllocated)}/${n.gpuCount}</td><td>${use === null ? '' : percent(use)}</td>` +
-      `<td>${esc(n.gpuModel)}</td><td>${esc(fl)}</td></tr>`);
+    if (shown(n, q)) rows.push(`<tr data-node="${esc(n.name)}">${cells(n)}</tr>`);
   }
-  $('node-table').tBodies[0].innerHTML = rows.join('');
+  const body = $('node-table').tBodies[0];
+  body.innerHTML = rows.join('');
+  rowOf.clear();
+  for (const tr of body.rows) rowOf.set(tr.dataset.node, tr);
+}
+
+// Rewrites the rows of `changed` in place; the whole list when one enters or leaves the filter.
+function updateRows(changed) {
+  const q = filter.toLowerCase();
+  for (const n of changed) {
+    const tr = rowOf.get(n.name);
+    if (!tr !== !shown(n, q)) return table();
+    if (tr) tr.innerHTML = cells(n);
+  }
 }
 
 function counts() {

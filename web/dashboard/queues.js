@@ -1,14 +1,18 @@
 // The queue tree: per queue its guaranteed GPUs, what it holds now and how much of that is
 // borrowed (held beyond the guarantee), a bar of allocated against guaranteed, and each leaf
-// queue's dominant share over time (sampled while the page is open) on a Chart.js line chart.
+// queue's dominant share over time on a Chart.js line chart: the controller's samples (GET
+// /v1/queues/history: the last hour, one every 5 s, so the chart does not start when the page
+// opened), then the share of the latest /v1/queues as its last point.
 import { $, esc, gpus, percent } from './util.js';
 
-const HISTORY_POINTS = 600;   // ten minutes at one sample a second
 const PALETTE = ['#1f6fb2', '#e39b3a', '#2a7a3a', '#d64545', '#7b4fb0', '#3aa3a3', '#8a6d1d', '#c4549b'];
+const KEEP_MS = 3600 * 1000;  // as much as the controller keeps
 
 let chart = null;
-const history = { times: [], series: new Map() };  // queue -> [share]
-let lastSample = 0;
+// The controller's samples: times, and per queue its shares aligned with them.
+const history = { timesMs: [], series: new Map() };  // queue -> {leaf, shares}
+let intervalS = 5;  // the controller's sampling interval
+let live = null;  // {timeMs, shares: Map queue -> share, leaves: Set}
 
 function borrowed(q) {
   return q.guaranteedGpus === undefined ? 0 : Math.max(0, q.gpusAllocated - q.guaranteedGpus);
@@ -39,48 +43,69 @@ function table(queues) {
   }).join('');
 }
 
-function sample(queues) {
-  const now = Date.now();
-  if (now - lastSample < 1000 && history.times.length) {
-    // Within the same second: the newest sample is replaced, not added.
-    history.times.pop();
-    for (const s of history.series.values()) s.pop();
+// Appends the controller's samples after the last one held (GET /v1/queues/history?sinceMs=).
+export function addHistory(doc) {
+  intervalS = doc.intervalMs / 1000;
+  const before = history.timesMs.length;
+  history.timesMs.push(...doc.timesMs);
+  for (const q of doc.queues) {
+    let s = history.series.get(q.name);
+    if (!s) {
+      s = { leaf: q.leaf, shares: new Array(before).fill(null) };
+      history.series.set(q.name, s);
+    }
+    s.leaf = q.leaf;
+    s.shares.push(...q.shares);
   }
-  lastSample = now;
-  history.times.push(new Date(now).toTimeString().slice(0, 8));
-  const leaves = queues.filter((q) => q.leaf !== false);
-  for (const q of leaves) {
-    if (!history.series.has(q.name)) history.series.set(q.name, history.times.slice(1).map(() => null));
+  for (const s of history.series.values()) {
+    while (s.shares.length < history.timesMs.length) s.shares.push(null);
   }
-  for (const [name, s] of history.series) {
-    const q = leaves.find((l) => l.name === name);
-    s.push(q ? q.dominantShare : null);
+  const cut = history.timesMs.findIndex((t) => t >= Date.now() - KEEP_MS);
+  if (cut > 0) {
+    history.timesMs.splice(0, cut);
+    for (const s of history.series.values()) s.shares.splice(0, cut);
   }
-  if (history.times.length > HISTORY_POINTS) {
-    history.times.shift();
-    for (const s of history.series.values()) s.shift();
-  }
+  drawChart();
 }
+export const lastHistoryMs = () => history.timesMs[history.timesMs.length - 1] ?? 0;
+
+function sample(queues) {
+  const leaves = queues.filter((q) => q.leaf !== false);
+  live = { timeMs: Date.now(), shares: new Map(leaves.map((q) => [q.name, q.dominantShare])) };
+}
+
+const clockOf = (ms) => new Date(ms).toTimeString().slice(0, 8);
 
 function drawChart() {
   if (typeof Chart === 'undefined') return;  // chart.js still loading; the next update draws
-  const datasets = [...history.series].map(([name, data], i) => ({
-    label: name, data, borderColor: PALETTE[i % PALETTE.length], backgroundColor: PALETTE[i % PALETTE.length],
-    pointRadius: 0, borderWidth: 2, stepped: true, spanGaps: true,
-  }));
+  const labels = history.timesMs.map(clockOf);
+  if (live) labels.push(clockOf(live.timeMs));
+  const names = new Set([...history.series].filter(([, s]) => s.leaf !== false).map(([n]) => n));
+  if (live) for (const n of live.shares.keys()) names.add(n);
+  const datasets = [...names].map((name, i) => {
+    const data = history.series.get(name)?.shares.slice() ?? new Array(history.timesMs.length).fill(null);
+    if (live) data.push(live.shares.get(name) ?? null);
+    return {
+      label: name, data, borderColor: PALETTE[i % PALETTE.length], backgroundColor: PALETTE[i % PALETTE.length],
+      pointRadius: 0, borderWidth: 2, stepped: true, spanGaps: true,
+    };
+  });
+  const title = `dominant share of each leaf queue (the controller's samples, one every ${intervalS} s, ` +
+    'and now)';
   if (!chart) {
     chart = new Chart($('share-chart'), {
       type: 'line',
-      data: { labels: history.times, datasets },
+      data: { labels, datasets },
       options: {
         animation: false, maintainAspectRatio: false,
-        plugins: { title: { display: true, text: 'dominant share of each leaf queue (since this page opened)' } },
+        plugins: { title: { display: true, text: title } },
         scales: { y: { min: 0, ticks: { callback: (v) => percent(v) } }, x: { ticks: { maxTicksLimit: 6 } } },
       },
     });
   } else {
-    chart.data.labels = history.times;
+    chart.data.labels = labels;
     chart.data.datasets = datasets;
+    chart.options.plugins.title.text = title;
     chart.update('none');
   }
 }

@@ -3,13 +3,20 @@
 // against a `tessera up` cluster; usable by hand too:
 //
 //   node web/test/dashboard_check.mjs --url http://127.0.0.1:PORT [--token T] --out DIR \
-//     [--finishing QUEUE/NAME] [--cancel QUEUE/NAME] [--job QUEUE/NAME]
+//     [--finishing QUEUE/NAME] [--cancel QUEUE/NAME] [--job QUEUE/NAME] \
+//     [--measure-seconds S --reloads K]
 //
 // It opens /ui/, waits for the first render and checks that every node, queue and job the API
 // lists is in the page as text; then it watches the page while a job finishes on its own
 // (--finishing: a held job it releases) and while it cancels one (--cancel) and measures how long after the event the
 // page showed it; it opens one job's page (--job: tasks, log tail) and saves screenshots in
-// --out. The last line of stdout is one JSON object: the timings and the problems found (none:
+// --out. It checks that the page reads nodes as changes (/v1/nodes/changes, never the whole
+// /v1/nodes) and that the queue chart starts from the controller's history. With
+// --measure-seconds (bench/dashboard_scale.sh, on a cluster whose jobs end and start all the
+// time) it loads the page --reloads times (first render each) and then, for S seconds, records
+// how long after each event the page had applied it (perf.batches of app.js: the listings the
+// batch touched fetched again and drawn, minus its oldest event's commit time); jobs are not checked
+// as text then (they change under the check). The last line of stdout is one JSON object: the timings and the problems found (none:
 // the checks passed). Exits non-zero when a problem was found.
 import puppeteer from 'puppeteer-core';
 import { mkdirSync } from 'node:fs';
@@ -20,6 +27,7 @@ const { values: opt } = parseArgs({
     url: { type: 'string' }, token: { type: 'string', default: '' }, out: { type: 'string' },
     finishing: { type: 'string', default: '' }, cancel: { type: 'string', default: '' },
     job: { type: 'string', default: '' },
+    'measure-seconds': { type: 'string', default: '0' }, reloads: { type: 'string', default: '1' },
     chromium: { type: 'string', default: process.env.TESSERA_CHROMIUM || '/usr/bin/chromium' },
     'timeout-ms': { type: 'string', default: '15000' },
     // `tessera up`'s own CA signs the controller's certificate; Node trusts it through
@@ -28,6 +36,7 @@ const { values: opt } = parseArgs({
   },
 });
 const TIMEOUT = Number(opt['timeout-ms']);
+const MEASURE_S = Number(opt['measure-seconds']);
 const report = { problems: [], stagesMs: {} };
 const started = Date.now();
 const stage = (name) => { report.stagesMs[name] = Date.now() - started; };
@@ -89,11 +98,19 @@ async function load(page) {
 
 // Every node, queue and job the API lists, as text in the page.
 async function checkContents(page) {
-  const [nodes, queues, jobs] = await Promise.all([api('/v1/nodes'), api('/v1/queues'), api('/v1/jobs?limit=500')]);
+  const [nodes, queues] = await Promise.all([api('/v1/nodes'), api('/v1/queues')]);
   report.nodes = await textCheck(page, '#node-table', nodes.nodes.map((n) => n.name), 'nodes');
   report.queues = await textCheck(page, '#queue-table', queues.queues.map((q) => q.name), 'queues');
-  report.jobs = await textCheck(page, '#job-table', jobs.jobs.map((j) => j.name), 'jobs');
+  if (!MEASURE_S) {
+    const jobs = await api('/v1/jobs?limit=500&order=newest');
+    report.jobs = await textCheck(page, '#job-table', jobs.jobs.map((j) => j.name), 'jobs');
+  }
   if (await page.$eval('#grid', (c) => c.height) <= 0) problem('the cluster grid is empty');
+  // The chart's points: the controller's samples (at least the one taken at its start) and now.
+  await page.waitForFunction(() => (Chart.getChart('share-chart')?.data.labels.length ?? 0) >= 2,
+    { timeout: TIMEOUT, polling: 100 }).catch(() => {});
+  report.shareChartPoints = await page.evaluate(() => Chart.getChart('share-chart')?.data.labels.length ?? 0);
+  if (report.shareChartPoints < 2) problem(`the share chart has ${report.shareChartPoints} points, not the controller's history and now`);
   await (await page.$('#cluster')).screenshot({ path: opt.out + '/dashboard-cluster.png' });
 }
 
@@ -130,6 +147,40 @@ async function openJobPage(page, job) {
   await page.screenshot({ path: opt.out + '/dashboard-job.png', fullPage: true });
 }
 
+const percentile = (v, p) => {
+  if (!v.length) return null;
+  const s = [...v].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+
+// First render over --reloads loads, then each event batch's delay for MEASURE_S seconds.
+async function measureAtScale(page) {
+  const renders = [report.firstRenderMs];
+  for (let i = 1; i < Number(opt.reloads); i++) {
+    await page.reload({ waitUntil: 'domcontentloaded' });
+    await page.waitForFunction(() => document.body.dataset.ready === 'true', { timeout: TIMEOUT });
+    renders.push(await page.evaluate(() => window.tesseraDashboard.firstRenderMs));
+  }
+  report.firstRenderMsAll = renders;
+  report.firstRender = { p50: percentile(renders, 50), max: Math.max(...renders) };
+  const from = Date.now();  // batches applied during the reloads are not timed
+  await new Promise((r) => setTimeout(r, MEASURE_S * 1000));
+  const batches = (await page.evaluate(() => window.tesseraDashboard.batches))
+    .filter((b) => b.appliedAt >= from);
+  // Per batch: from its oldest event's commit to the page having drawn what it touched.
+  const delays = batches.map((b) => b.appliedAt - b.oldestEventMs);
+  report.updateAfterEventMs = { p50: percentile(delays, 50), p99: percentile(delays, 99),
+    max: delays.length ? Math.max(...delays) : null, batches: delays.length,
+    events: batches.reduce((n, b) => n + b.events, 0) };
+  // Where it went: the event reaching the page (its poll answered), then the page's fetches of
+  // what it touched, answered and drawn.
+  const arrive = batches.map((b) => b.receivedAt - b.oldestEventMs);
+  const fetch = batches.map((b) => b.appliedAt - b.receivedAt);
+  report.eventToPageMs = { p50: percentile(arrive, 50), p99: percentile(arrive, 99) };
+  report.fetchAndDrawMs = { p50: percentile(fetch, 50), p99: percentile(fetch, 99) };
+  if (!delays.length) problem(`no event batch applied in ${MEASURE_S} s`);
+}
+
 const browser = await puppeteer.launch({
   executablePath: opt.chromium, headless: true, acceptInsecureCerts: opt['insecure-tls'],
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
@@ -141,7 +192,9 @@ try {
   await page.setViewport({ width: 1400, height: 1000 });
   page.on('pageerror', (e) => problem('page error: ' + e.message));
   const unauthorised = [];
+  report.wholeNodeListings = 0;
   page.on('request', (r) => {
+    if (new URL(r.url()).pathname === '/v1/nodes') report.wholeNodeListings++;
     if (opt.token && new URL(r.url()).pathname.startsWith('/v1/') &&
         r.headers().authorization !== 'Bearer ' + opt.token) unauthorised.push(r.url());
   });
@@ -149,6 +202,7 @@ try {
   stage('loaded');
   await checkContents(page);
   stage('checked');
+  if (MEASURE_S) await measureAtScale(page);
   await page.evaluate(watchPhases);
   if (opt.finishing) {
     await measureFinish(page, opt.finishing);
@@ -163,6 +217,7 @@ try {
     await openJobPage(page, opt.job);
     stage('jobPage');
   }
+  if (report.wholeNodeListings) problem(`the page fetched the whole /v1/nodes ${report.wholeNodeListings} times`);
   if (unauthorised.length) problem('API requests without the bearer token: ' + unauthorised.slice(0, 3).join(', '));
 } catch (e) {
   problem(e.message);

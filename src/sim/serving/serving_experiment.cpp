@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "serve/engine_model.h"
+#include "serve/routed_load.h"
 #include "serve/router.h"
 #include "sim/event_loop.h"
 #include "sim/serving/serving_metrics.h"
@@ -27,7 +28,9 @@ class ServingSimulation {
         router_(std::move(router)),
         metrics_(trace.requests.size(), options.slo_ttft_ms, options.slo_tbt_ms),
         loads_(static_cast<std::size_t>(options.replicas)),
-        running_(static_cast<std::size_t>(options.replicas)) {
+        running_(static_cast<std::size_t>(options.replicas)),
+        routed_(options.replicas),
+        tickets_(trace.requests.size()) {
     const std::int64_t host_blocks = options.engine.host_cache_tokens / block_tokens;
     for (int r = 0; r < options.replicas; ++r) {
       engines_.emplace_back(options.engine, block_tokens, gpu_blocks, host_blocks);
@@ -66,7 +69,11 @@ class ServingSimulation {
   void OnArrival(std::int64_t now, std::size_t i) {
     const LlmRequest& req = trace_.requests[i];
     metrics_.Arrived(i, now, req.prompt_tokens);
-    for (std::size_t r = 0; r < engines_.size(); ++r) loads_[r] = engines_[r].Load();
+    if (options_.load_view == LoadView::kGateway) {
+      routed_.Fill(loads_);
+    } else {
+      for (std::size_t r = 0; r < engines_.size(); ++r) loads_[r] = engines_[r].Load();
+    }
     const serve::RouteRequest route{req.block_hashes, req.prompt_tokens, req.output_tokens};
     const serve::RouteDecision d = router_.Route(route, loads_);
     if (d.replica < 0) {
@@ -79,6 +86,10 @@ class ServingSimulation {
       metrics_.Rejected(i, "larger than a replica's KV cache or context");
       return;
     }
+    const std::int64_t matched =
+        static_cast<std::int64_t>(router_.last_match()[static_cast<std::size_t>(d.replica)]) *
+        engine.block_tokens();
+    tickets_[i] = routed_.Routed(d.replica, req.prompt_tokens, matched);
     if (!engine.stepping()) StartStep(now, static_cast<std::size_t>(d.replica));
   }
 
@@ -94,7 +105,10 @@ class ServingSimulation {
       metrics_.Admitted(static_cast<std::size_t>(a.id), a);
     }
     for (const serve::TokenOutput& t : outcome.tokens) {
-      metrics_.Token(static_cast<std::size_t>(t.id), now, t.last);
+      const auto i = static_cast<std::size_t>(t.id);
+      metrics_.Token(i, now, t.last);
+      if (t.first) routed_.FirstToken(tickets_[i]);
+      if (t.last) routed_.Finished(tickets_[i], true);
     }
     ApplyKvEvents(r);
     StartStep(now, r);
@@ -113,9 +127,21 @@ class ServingSimulation {
   std::vector<serve::EngineReplica> engines_;
   std::vector<serve::ReplicaLoad> loads_;
   std::vector<std::int32_t> running_;
+  serve::RoutedLoad routed_;  // the gateway's view, kept in either case (cheap)
+  std::vector<serve::RoutedLoad::Ticket> tickets_;
 };
 
 }  // namespace
+
+Result<LoadView> ParseLoadView(std::string_view name) {
+  if (name == "engine") return LoadView::kEngine;
+  if (name == "gateway") return LoadView::kGateway;
+  return InvalidArgument("load-view: '" + std::string(name) + "' is not engine or gateway");
+}
+
+std::string_view LoadViewName(LoadView view) {
+  return view == LoadView::kGateway ? "gateway" : "engine";
+}
 
 Result<ServingRun> RunServing(const LlmTrace& trace, const std::string& router,
                               const ServingOptions& options) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/engine_profile.h"
@@ -15,6 +16,14 @@
 #include "sim/trace/llm_trace.h"
 
 namespace tessera {
+
+// What the router knows of the replicas' load when it decides. kEngine: the engines' own state
+// (what vLLM's metrics report, read without delay). kGateway: what tessera-gateway knows from
+// the requests it sent (serve::RoutedLoad: the whole uncached prompt is queued until the first
+// token, no KV utilisation), so a run decides from the same inputs as the live gateway.
+enum class LoadView { kEngine, kGateway };
+Result<LoadView> ParseLoadView(std::string_view name);
+std::string_view LoadViewName(LoadView view);
 
 struct ServingOptions {
   int replicas = 16;
@@ -26,6 +35,7 @@ struct ServingOptions {
   double slo_tbt_ms = 100;
   int block_tokens = 16;         // the trace's hashed block size when it has one
   serve::RoutingConfig routing;  // the policies' parameters (slo_ttft_ms is set from above)
+  LoadView load_view = LoadView::kEngine;
 };
 
 struct LatencySummary {

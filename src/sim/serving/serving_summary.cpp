@@ -33,6 +33,7 @@ nlohmann::json ServingHeadJson(const ServingHead& h) {
             {"kv_blocks_per_replica_auto", h.kv_blocks_auto},
             {"slo_ttft_ms", o.slo_ttft_ms},
             {"slo_tbt_ms", o.slo_tbt_ms},
+            {"load_view", LoadViewName(o.load_view)},
             {"global_lru_hit_rate", h.global_lru_hit_rate},
             {"unlimited_hit_rate", h.unlimited_hit_rate}}},
           {"simulated_gpus", true},
