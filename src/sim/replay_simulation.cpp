@@ -196,7 +196,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
   // controller keeps its queue the same way (server/pending_queue.h).
   std::vector<JobView> views(jobs.size());
   std::vector<const JobView*> pending_sorted;
-  auto before = [&](const JobView* a, const JobView* b) {
+  auto queue_order = [&](const JobView* a, const JobView* b) {
     return scheduler->QueueOrderBefore(*a, *b, 0);
   };
   auto enqueue = [&](std::size_t j) {
@@ -206,7 +206,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
     v.phase = JobPhase::kPending;
     v.attained_gpu_seconds = runs[j].attained_gpu_seconds;
     v.remaining = runs[j].remaining;
-    auto at = std::upper_bound(pending_sorted.begin(), pending_sorted.end(), &v, before);
+    auto at = std::upper_bound(pending_sorted.begin(), pending_sorted.end(), &v, queue_order);
     pending_sorted.insert(at, &v);
   };
   std::vector<std::pair<double, double>> gpu_series, queue_series;
