@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sched/elastic/elastic_resize.h"
 #include "server/service_scaling.h"
 
 namespace tessera {
@@ -23,6 +24,7 @@ std::size_t PendingQueue::QueuedUnitsOf(std::int64_t id) const {
 void PendingQueue::Drop(std::int64_t id, std::vector<const JobView*>& gone) {
   uncached_.erase(id);
   restarted_gangs_.erase(id);
+  elastic_jobs_.erase(id);
   auto it = by_job_.find(id);
   if (it == by_job_.end()) return;
   for (auto sid : it->second) gone.push_back(&units_.at(sid).view);
@@ -48,6 +50,7 @@ std::vector<std::int64_t> PendingQueue::Update(const ControllerState& state,
     order_.clear();
     uncached_.clear();
     restarted_gangs_.clear();
+    elastic_jobs_.clear();
     changed.assign(state.active.begin(), state.active.end());
   } else {
     changed.insert(changed.end(), uncached_.begin(), uncached_.end());
@@ -88,6 +91,7 @@ std::vector<std::int64_t> PendingQueue::Update(const ControllerState& state,
     auto it = state.jobs.find(id);
     if (it == state.jobs.end() || !state.active.contains(id)) continue;
     const JobState& job = it->second;
+    if (IsElastic(job.workload)) elastic_jobs_.insert(id);
     if (!job.spec.IndependentTasks() &&
         std::any_of(job.units.begin(), job.units.end(), [](const UnitRecord& u) {
           return u.phase == UnitPhase::kPending && u.attempt > 0;

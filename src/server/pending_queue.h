@@ -49,6 +49,8 @@ class PendingQueue {
   const std::set<std::int64_t>& uncached() const { return uncached_; }
   // Gangs with a pending unit that ran before (recovery candidates, recovery_planner.h).
   const std::set<std::int64_t>& restarted_gangs() const { return restarted_gangs_; }
+  // Active elastic jobs (the running jobs a fifo cycle reads, snapshot_builder.h).
+  const std::set<std::int64_t>& elastic_jobs() const { return elastic_jobs_; }
   std::size_t size() const { return units_.size(); }
 
  private:
@@ -61,6 +63,7 @@ class PendingQueue {
   std::vector<const JobView*> order_;
   std::set<std::int64_t> uncached_;
   std::set<std::int64_t> restarted_gangs_;
+  std::set<std::int64_t> elastic_jobs_;
 };
 
 // Whether `job`'s pending views may change with no committed change of the job itself: such a

@@ -42,14 +42,26 @@ std::optional<CycleSnapshot> SchedulingCycle::SnapshotLocked(const Scheduler** s
   ControllerState& state = core_.state;
   const std::uint64_t seed = ++state.cycles;
   const bool new_cluster = !cluster_.cluster || cluster_.generation != state.node_generation;
-  if (new_cluster) cluster_ = BuildCycleCluster(state, core_.options().topology_levels);
+  ClusterChange change;
+  if (new_cluster) {
+    CycleCluster next = BuildCycleCluster(state, core_.options().topology_levels);
+    change = CompareClusters(cluster_, next);
+    cluster_ = std::move(next);
+  }
   auto built = scheduler_.For(ClusterCapacity(*cluster_.cluster));
   state.queue_tree = scheduler_.queue_tree();
   state.scheduler_problem = scheduler_.problem();
   StartResizedUnitsLocked(core_, cluster_, port_salt_);
   const bool queued = use_queue_ && built;
-  const bool rebuild_queue = new_cluster || state.changed_overflow || !queue_built_;
-  if (!queued) RefreshSchedulingWorkloads(state, cluster_);
+  // Nodes added to the same models (registration) keep the queue: its views do not name nodes.
+  const bool keeps_views = change.same_models && change.only_added;
+  const bool rebuild_queue =
+      (new_cluster && !keeps_views) || state.changed_overflow || !queue_built_;
+  if (!queued) RefreshSchedulingWorkloads(state, cluster_, nullptr, &change);
+  if (queued && new_cluster && !rebuild_queue) {
+    for (auto id : RefreshSchedulingWorkloads(state, cluster_, nullptr, &change))
+      state.NoteChanged(id);
+  }
   ApplyDependenciesLocked(core_);
   if (queued) TakeChangesLocked(**built, rebuild_queue);
   queue_built_ = queued;
@@ -74,7 +86,8 @@ std::optional<CycleSnapshot> SchedulingCycle::SnapshotLocked(const Scheduler** s
       core_.options().scheduler.colocation.enabled ? core_.options().usage_window_ms : 0;
   CycleSnapshot snapshot =
       BuildCycleSnapshot(state, cluster_, core_.Now(), seed, versions_, usage_window,
-                         queued ? &queue_ : nullptr, queued ? &live_tasks_ : nullptr);
+                         queued ? &queue_ : nullptr, queued ? &live_tasks_ : nullptr,
+                         !queued || ReadsEveryRunningJob(**built, core_.options().scheduler));
   recovery_.HoldSpares(snapshot);
   for (const auto& problem : snapshot.problems) spdlog::warn("scheduling cycle: {}", problem);
   if (snapshot.snap.jobs.empty() && (!queued || queue_.in_order().empty())) return std::nullopt;

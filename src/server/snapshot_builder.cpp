@@ -6,6 +6,7 @@
 #include <set>
 
 #include "sched/colocation/oversell.h"
+#include "sched/elastic/elastic_resize.h"
 #include "sched/placement/task_placer.h"
 #include "server/job_gates.h"
 #include "server/live_task_index.h"
@@ -150,9 +151,17 @@ CycleCluster BuildCycleCluster(const ControllerState& state,
 
 namespace {
 
-void RefreshJobWorkloads(JobState& job, const CycleCluster& cluster) {
-  if (!Schedulable(job)) return;
+// Returns whether the job's never-fits reason changed.
+bool RefreshJobWorkloads(JobState& job, const CycleCluster& cluster, const ClusterChange* change) {
+  if (!Schedulable(job)) return false;
   const bool tasks = job.spec.IndependentTasks();
+  const bool kept = change != nullptr && change->same_models;
+  if (kept && job.resolved_generation == change->from_generation && !job.unit_workloads.empty())
+    job.resolved_generation = cluster.generation;
+  if (kept && change->only_added && job.never_fits_generation == change->from_generation &&
+      !job.never_fits) {
+    job.never_fits_generation = cluster.generation;  // more nodes: what fitted still fits
+  }
   if (job.resolved_generation != cluster.generation || job.unit_workloads.empty()) {
     Workload resolved = job.workload;
     ResolveGpuModels(cluster.cluster->models(), resolved);
@@ -166,27 +175,68 @@ void RefreshJobWorkloads(JobState& job, const CycleCluster& cluster) {
     }
     job.resolved_generation = cluster.generation;
   }
-  if (job.never_fits_generation != cluster.generation) {
-    const bool have_nodes = cluster.cluster->node_count() > 0;
-    job.never_fits =
-        have_nodes ? NeverFitsReason(*cluster.cluster, *job.unit_workloads[0]) : std::nullopt;
-    job.never_fits_generation = cluster.generation;
-  }
+  if (job.never_fits_generation == cluster.generation) return false;
+  const bool have_nodes = cluster.cluster->node_count() > 0;
+  auto reason =
+      have_nodes ? NeverFitsReason(*cluster.cluster, *job.unit_workloads[0]) : std::nullopt;
+  job.never_fits_generation = cluster.generation;
+  if (reason == job.never_fits) return false;
+  job.never_fits = std::move(reason);
+  return true;
 }
 
 }  // namespace
 
-void RefreshSchedulingWorkloads(ControllerState& state, const CycleCluster& cluster,
-                                const std::vector<std::int64_t>* only) {
+std::vector<std::int64_t> RefreshSchedulingWorkloads(ControllerState& state,
+                                                     const CycleCluster& cluster,
+                                                     const std::vector<std::int64_t>* only,
+                                                     const ClusterChange* change) {
+  std::vector<std::int64_t> changed;
   if (only == nullptr) {
-    for (auto id : state.active) RefreshJobWorkloads(state.jobs.at(id), cluster);
-    return;
+    for (auto id : state.active) {
+      if (RefreshJobWorkloads(state.jobs.at(id), cluster, change)) changed.push_back(id);
+    }
+    return changed;
   }
   for (auto id : *only) {
     if (!state.active.contains(id)) continue;
-    if (auto it = state.jobs.find(id); it != state.jobs.end())
-      RefreshJobWorkloads(it->second, cluster);
+    auto it = state.jobs.find(id);
+    if (it != state.jobs.end() && RefreshJobWorkloads(it->second, cluster, change))
+      changed.push_back(id);
   }
+  return changed;
+}
+
+ClusterChange CompareClusters(const CycleCluster& before, const CycleCluster& after) {
+  ClusterChange out;
+  if (!before.cluster || !after.cluster) return out;
+  out.from_generation = before.generation;
+  const Cluster& a = *before.cluster;
+  const Cluster& b = *after.cluster;
+  out.same_models = a.models().size() == b.models().size();
+  for (int m = 0; out.same_models && m < a.models().size(); ++m)
+    out.same_models =
+        a.models().Name(static_cast<GpuModelId>(m)) == b.models().Name(static_cast<GpuModelId>(m));
+  const Topology& ta = a.topology();
+  const Topology& tb = b.topology();
+  out.only_added = out.same_models && ta.levels == tb.levels;
+  for (const auto& [name, id] : before.ids) {
+    if (!out.only_added) break;
+    auto it = after.ids.find(name);
+    if (it == after.ids.end()) {
+      out.only_added = false;
+      break;
+    }
+    const Node& x = a.node(id);
+    const Node& y = b.node(it->second);
+    out.only_added = x.gpu_model == y.gpu_model && x.gpu_count == y.gpu_count &&
+                     x.capacity.cpu_milli == y.capacity.cpu_milli &&
+                     x.capacity.memory_mib == y.capacity.memory_mib &&
+                     x.domain.size() == y.domain.size();
+    for (std::size_t l = 0; out.only_added && l < x.domain.size(); ++l)
+      out.only_added = ta.domain_names[l][x.domain[l]] == tb.domain_names[l][y.domain[l]];
+  }
+  return out;
 }
 
 std::vector<PendingUnitView> PendingViewsOf(const ControllerState& state, std::int64_t id,
@@ -209,6 +259,12 @@ std::vector<PendingUnitView> PendingViewsOf(const ControllerState& state, std::i
                    SnapshotUnit{id, unit.unit, unit.attempt, unit.phase}, w});
   }
   return out;
+}
+
+bool ReadsEveryRunningJob(const Scheduler& scheduler, const SchedulerConfig& config) {
+  const QueuePolicy& policy = scheduler.queue_policy();
+  return policy.preemptive() || policy.backfill() || config.priority_preemption ||
+         config.colocation.enabled || IsFairSharePolicy(config.queue_policy);
 }
 
 std::optional<std::size_t> CycleSnapshot::IndexOf(JobId id) const {
@@ -236,12 +292,16 @@ namespace {
 // The jobs a snapshot looks at: every active one, or with a queue only those with live tasks
 // and those the queue leaves out, in id order either way.
 std::vector<std::int64_t> JobsToLookAt(const ControllerState& state,
-                                       const UnitPlacements& placements,
-                                       const PendingQueue* queue) {
+                                       const UnitPlacements& placements, const PendingQueue* queue,
+                                       bool every_running) {
   if (queue == nullptr) return {state.active.begin(), state.active.end()};
   std::vector<std::int64_t> live;
-  for (const auto& [unit, placement] : placements) {
-    if (live.empty() || live.back() != unit.first) live.push_back(unit.first);
+  if (every_running) {
+    for (const auto& [unit, placement] : placements) {
+      if (live.empty() || live.back() != unit.first) live.push_back(unit.first);
+    }
+  } else {
+    live.assign(queue->elastic_jobs().begin(), queue->elastic_jobs().end());
   }
   std::vector<std::int64_t> out;
   std::set_union(live.begin(), live.end(), queue->uncached().begin(), queue->uncached().end(),
@@ -254,7 +314,9 @@ std::vector<std::int64_t> JobsToLookAt(const ControllerState& state,
 CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluster& cluster,
                                  Tick now, std::uint64_t seed,
                                  std::shared_ptr<std::uint64_t> versions, Tick usage_window_ms,
-                                 const PendingQueue* queue, const LiveTaskIndex* live_tasks) {
+                                 const PendingQueue* queue, const LiveTaskIndex* live_tasks,
+                                 bool every_running) {
+  every_running = every_running || queue == nullptr;
   CycleSnapshot out;
   out.cluster = cluster;
   out.queue = queue;
@@ -278,7 +340,7 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
   snap.now = now;
   snap.seed = seed;
   if (queue != nullptr) snap.pending_in_order = &queue->in_order();
-  const std::vector<std::int64_t> jobs = JobsToLookAt(state, placements, queue);
+  const std::vector<std::int64_t> jobs = JobsToLookAt(state, placements, queue, every_running);
   for (auto id : jobs) {
     auto it = state.jobs.find(id);
     if (it == state.jobs.end()) continue;
@@ -301,6 +363,7 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
       }
       if (unit.phase != UnitPhase::kRunning) continue;
       if (IsResizing(job, unit.unit)) continue;  // bound again at its target, not by Schedule
+      if (!every_running && !IsElastic(job.workload)) continue;
       auto pit = placements.find({id, unit.unit});
       if (pit == placements.end()) continue;
       const auto& w =
@@ -333,6 +396,7 @@ CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluste
   // one else).
   // A resizing gang releases only the ranks it drops.
   for (const auto& [key, placement] : placements) {
+    if (!every_running) break;  // read with every running job only
     const auto& [id, unit_index] = key;
     auto it = state.jobs.find(id);
     if (it == state.jobs.end() || it->second.rec.finished_ms != 0) continue;  // not active

@@ -18,6 +18,7 @@
 
 #include "core/cluster.h"
 #include "core/cluster_state.h"
+#include "sched/scheduler.h"
 #include "sched/snapshot.h"
 #include "server/controller_state.h"
 
@@ -43,12 +44,27 @@ CycleCluster BuildCycleCluster(const ControllerState& state,
 void AddRegisteredNodes(const ControllerState& state, const std::vector<std::string>& levels,
                         Cluster& cluster, CycleCluster* out = nullptr);
 
+// What a new cluster keeps of the one before it (a node generation later): the same GPU model
+// list, so the resolved workloads hold; and every earlier node there with its shape and
+// domains, only more added, so a job that fitted still fits. Registering nodes one by one
+// changes the generation at each; this keeps each change from costing every job again.
+struct ClusterChange {
+  std::uint64_t from_generation = 0;
+  bool same_models = false;
+  bool only_added = false;
+};
+ClusterChange CompareClusters(const CycleCluster& before, const CycleCluster& after);
+
 // Gives every job the scheduler may see its unit workloads with GPU models resolved against
 // `cluster`, and, once per node generation, the reason it can never fit (none without nodes).
 // Touches only JobState's scheduling fields (not durable).
 // With `only`, just those jobs (ids may repeat or be gone), when the cluster is unchanged.
-void RefreshSchedulingWorkloads(ControllerState& state, const CycleCluster& cluster,
-                                const std::vector<std::int64_t>* only = nullptr);
+// With `change` (from the cluster the jobs were refreshed for), what it keeps is kept: no
+// job is resolved again, and only jobs that could not fit are judged again. Returns the jobs
+// whose never-fits reason changed.
+std::vector<std::int64_t> RefreshSchedulingWorkloads(
+    ControllerState& state, const CycleCluster& cluster,
+    const std::vector<std::int64_t>* only = nullptr, const ClusterChange* change = nullptr);
 
 // Whether the scheduler sees `job` at all: active, not held, its dependencies met, with a
 // unit pending or running.
@@ -102,7 +118,7 @@ struct CycleSnapshot {
  private:
   friend CycleSnapshot BuildCycleSnapshot(const ControllerState&, const CycleCluster&, Tick,
                                           std::uint64_t, std::shared_ptr<std::uint64_t>, Tick,
-                                          const PendingQueue*, const LiveTaskIndex*);
+                                          const PendingQueue*, const LiveTaskIndex*, bool);
   std::unordered_map<std::uint32_t, std::size_t> index_;
 };
 
@@ -114,12 +130,21 @@ struct CycleSnapshot {
 // holds are its views, handed as snap.pending_in_order, and only the running units and the
 // jobs it leaves out are looked at: a cycle costs what runs, not what waits. With `live` (up
 // to date for `state`, live_task_index.h), the working state is a copy of its state and the
-// running units' placements are its own, instead of every live task taken afresh.
+// running units' placements are its own, instead of every live task taken afresh. With a
+// queue and `every_running` false, only the running units of elastic jobs get views (and no
+// placement is `releasing`): what a scheduler that reads no other running job needs
+// (ReadsEveryRunningJob), so that a cycle does not cost what runs either.
 // REQUIRES: RefreshSchedulingWorkloads(state, cluster) since the state last changed.
 CycleSnapshot BuildCycleSnapshot(const ControllerState& state, const CycleCluster& cluster,
                                  Tick now, std::uint64_t seed,
                                  std::shared_ptr<std::uint64_t> versions, Tick usage_window_ms = 0,
                                  const PendingQueue* queue = nullptr,
-                                 const LiveTaskIndex* live = nullptr);
+                                 const LiveTaskIndex* live = nullptr, bool every_running = true);
+
+// Whether the scheduler of `config` reads every running job in Schedule: preemptive and
+// backfilling queue policies (their order and reservations), priority preemption (victims),
+// fair share and co-location. Otherwise (fifo) it reads the elastic ones only, to shrink or
+// grow them (sched/scheduler.cpp, ScheduleInOrder).
+bool ReadsEveryRunningJob(const Scheduler& scheduler, const SchedulerConfig& config);
 
 }  // namespace tessera
