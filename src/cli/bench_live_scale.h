@@ -7,10 +7,13 @@
 //     task creation (the bind's commit) minus its submission, both the controller's clock;
 //   - GET /v1/jobs?phase=Running&limit=500 pages through the running jobs with `continue`,
 //     again and again; each request's latency is measured by the client;
+//   - GET /metrics every 500 ms, each answer timed by the client;
 //   - tesserad's cycles that had pending work are timed by tesserad itself
 //     (tessera_scheduling_cycle_recent_seconds in /metrics, the last 4096 such cycles).
-// Reports cycle_ms, submit_to_bind_ms, get_jobs_ms ({p50, p99} each) and controller_rss_mib
-// in its JSON, with the agent's cost beside them.
+// Reports cycle_ms, submit_to_bind_ms, get_jobs_ms, metrics_ms ({p50, p99} each) and
+// controller_rss_mib in its JSON, with the agent's cost beside them, and server_times: per
+// route, tesserad's mean answer and mean wait for its lock over the window (and the cycle's
+// mean duration and lock hold), which says whether a slow answer waited or worked.
 #pragma once
 
 #include <nlohmann/json.hpp>

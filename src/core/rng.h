@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace tessera {
 
@@ -31,6 +32,16 @@ class Rng {
   static std::uint64_t Mix(std::uint64_t a, std::uint64_t b) {
     Rng r(a ^ (b * 0x9E3779B97F4A7C15ULL));
     return r.Next();
+  }
+  // Stable 64-bit FNV-1a of `text`: the same on every run, build and platform (std::hash is
+  // not), for seeds and keys derived from names.
+  static std::uint64_t HashText(std::string_view text) {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (unsigned char c : text) {
+      h ^= c;
+      h *= 0x100000001b3ULL;
+    }
+    return h;
   }
 
  private:

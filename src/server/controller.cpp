@@ -36,10 +36,12 @@ Result<std::unique_ptr<Controller>> Controller::Create(Store* store, ControllerO
     return std::unexpected(s.error());
   core.state.load_ms = core.Now() - core.state.started_ms;
   core.state.loaded_jobs = core.state.jobs.size();
+  core.PublishLocked();
   return c;
 }
 
 void Controller::Start() {
+  metrics_view_.Refresh();  // the node gauges before the liveness loop's first refresh
   std::lock_guard lock(core_.mu);
   if (scheduler_thread_.joinable()) return;
   core_.stopping = false;
@@ -90,12 +92,20 @@ void Controller::SchedulerLoop() {
                                     [this] { return core_.stopping || core_.schedule_requested; });
       if (core_.stopping) return;
       core_.schedule_requested = false;
+      core_.urgent_schedule = false;
     }
     cycle_.Run();
     // Bursts of changes share the next cycle; the lock is left to submissions and agents at
-    // least as long as the cycle held it.
-    std::this_thread::sleep_for(
-        std::max<std::chrono::steady_clock::duration>(cycle_.last_locked(), gap));
+    // least as long as the cycle held it, unless a job came in that outranks everything
+    // pending: then only the short gap, so that it binds in the next cycle, not a pause later.
+    const auto pause = std::max<std::chrono::steady_clock::duration>(cycle_.last_locked(), gap);
+    std::unique_lock lock(core_.mu);
+    core_.wake_scheduler.wait_for(lock, pause,
+                                  [this] { return core_.stopping || core_.urgent_schedule; });
+    if (core_.urgent_schedule) {
+      lock.unlock();
+      std::this_thread::sleep_for(gap);  // urgent submissions arriving together share a cycle
+    }
   }
 }
 
@@ -111,6 +121,7 @@ void Controller::LivenessLoop() {
     core_.ProbeStoreIfFailing();
     agents_.CheckLiveness();
     EnforceTimeLimits(core_);
+    metrics_view_.RefreshIfDue();
   }
 }
 

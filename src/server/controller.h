@@ -85,6 +85,8 @@ class Controller {
   nlohmann::json Health();
   // GET /metrics: the Prometheus text (metrics_view.h).
   std::string MetricsText() { return metrics_view_.Text(); }
+  // Gathers the node gauges /metrics serves now (tesserad's liveness loop does so each second).
+  void RefreshMetrics() { metrics_view_.Refresh(); }
   ControllerMetrics& metrics() { return core_.metrics; }
   // The sequence number of the last event: what a parked /v1/events long-poll waits beyond.
   std::int64_t LastEventSeq();

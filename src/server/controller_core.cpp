@@ -100,6 +100,7 @@ Status ControllerCore::CommitLocked(ChangeBuilder& change) {
   }
   store_error.clear();
   state.Apply(change, std::move(*events), options_.events_in_memory);
+  PublishLocked();
   changed.notify_all();
   if (on_commit) on_commit();
   if (change.reschedule()) RequestScheduleLocked();
@@ -123,6 +124,11 @@ void ControllerCore::ProbeStoreIfFailing() {
 void ControllerCore::RequestScheduleLocked() {
   schedule_requested = true;
   wake_scheduler.notify_one();
+}
+
+void ControllerCore::RequestUrgentScheduleLocked() {
+  urgent_schedule = true;
+  RequestScheduleLocked();
 }
 
 }  // namespace tessera

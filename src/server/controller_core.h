@@ -16,6 +16,7 @@
 #include "server/controller_metrics.h"
 #include "server/controller_options.h"
 #include "server/controller_state.h"
+#include "server/published_status.h"
 #include "store/store.h"
 
 namespace tessera {
@@ -38,6 +39,13 @@ class ControllerCore {
 
   // Asks the scheduling loop for a cycle soon. REQUIRES: mu held.
   void RequestScheduleLocked();
+  // Asks for a cycle as soon as the one running (if any) has ended, without the pause the loop
+  // leaves between cycles: a job was submitted that outranks everything pending. REQUIRES: mu.
+  void RequestUrgentScheduleLocked();
+
+  // Publishes the state's figures for readers without the lock (published_status.h): after
+  // every commit, and by the scheduling cycle. REQUIRES: mu held.
+  void PublishLocked() { published.Publish(StatusFiguresOfLocked(state)); }
 
   // While the last commit failed for the store's sake (not a constraint), a probe write; a
   // success makes the controller ready again. REQUIRES: mu not held.
@@ -49,8 +57,10 @@ class ControllerCore {
   std::condition_variable wake_liveness;   // only on stopping
   ControllerState state;                   // under mu
   bool schedule_requested = true;          // under mu
+  bool urgent_schedule = false;            // under mu; RequestUrgentScheduleLocked
   bool stopping = false;                   // under mu
   ControllerMetrics metrics;               // its own lock, never mu (controller_metrics.h)
+  PublishedStatus published;               // its own lock, never mu
   // Why the store last failed to commit (cleared by the next success): healthz is 503 meanwhile.
   std::string store_error;          // under mu
   std::function<void()> on_commit;  // under mu; after every commit (see Controller)

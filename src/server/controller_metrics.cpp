@@ -9,10 +9,10 @@
 
 namespace tessera {
 
-ControllerMetrics::ControllerMetrics()
-    : cycle_seconds_(kLatencyBucketsSeconds),
-      cycle_locked_seconds_(kLatencyBucketsSeconds),
-      commit_seconds_(kLatencyBucketsSeconds) {}
+ControllerMetrics::Recorded::Recorded()
+    : cycle_seconds(kLatencyBucketsSeconds),
+      cycle_locked_seconds(kLatencyBucketsSeconds),
+      commit_seconds(kLatencyBucketsSeconds) {}
 
 std::string_view DecisionKindLabel(Decision::Kind kind) {
   switch (kind) {
@@ -31,18 +31,18 @@ std::string_view DecisionKindLabel(Decision::Kind kind) {
 void ControllerMetrics::Cycle(double seconds, double locked_seconds) {
   if (!enabled()) return;
   std::lock_guard lock(mu_);
-  cycle_seconds_.Observe(seconds);
-  cycle_locked_seconds_.Observe(locked_seconds);
+  r_.cycle_seconds.Observe(seconds);
+  r_.cycle_locked_seconds.Observe(locked_seconds);
 }
 
 void ControllerMetrics::PendingCycle(double seconds) {
   if (!enabled()) return;
   std::lock_guard lock(mu_);
-  if (recent_pending_cycles_.size() < kRecentCycles) {
-    recent_pending_cycles_.push_back(seconds);
+  if (r_.recent_pending_cycles.size() < kRecentCycles) {
+    r_.recent_pending_cycles.push_back(seconds);
   } else {
-    recent_pending_cycles_[recent_next_] = seconds;
-    recent_next_ = (recent_next_ + 1) % kRecentCycles;
+    r_.recent_pending_cycles[r_.recent_next] = seconds;
+    r_.recent_next = (r_.recent_next + 1) % kRecentCycles;
   }
 }
 
@@ -61,84 +61,97 @@ void ControllerMetrics::Decided(const Decisions& decisions, const AppliedDecisio
   std::lock_guard lock(mu_);
   for (std::size_t i = 0; i < kAll.size(); ++i) {
     if (kinds[i] == 0) continue;
-    decisions_[std::string(DecisionKindLabel(kAll[i]))] += kinds[i];
+    r_.decisions[std::string(DecisionKindLabel(kAll[i]))] += kinds[i];
   }
-  victims_ += applied.preempted;
-  deferred_ += applied.deferred;
-  dropped_ += applied.dropped;
+  r_.victims += applied.preempted;
+  r_.deferred += applied.deferred;
+  r_.dropped += applied.dropped;
 }
 
 void ControllerMetrics::Bound(const std::string& queue, double wait_seconds) {
   if (!enabled()) return;
   std::lock_guard lock(mu_);
-  bind_wait_.try_emplace(queue, kWaitBucketsSeconds).first->second.Observe(wait_seconds);
+  r_.bind_wait.try_emplace(queue, kWaitBucketsSeconds).first->second.Observe(wait_seconds);
 }
 
 void ControllerMetrics::StoreCommit(double seconds, bool ok) {
   if (!enabled()) return;
   std::lock_guard lock(mu_);
-  commit_seconds_.Observe(seconds);
-  commit_failures_ += ok ? 0 : 1;
+  r_.commit_seconds.Observe(seconds);
+  r_.commit_failures += ok ? 0 : 1;
 }
 
 void ControllerMetrics::Request(std::string_view method, std::string_view route, int code,
-                                std::optional<double> seconds) {
+                                std::optional<double> seconds, double lock_wait_seconds) {
   if (!enabled()) return;
   std::lock_guard lock(mu_);
-  ++requests_[{std::string(method), std::string(route), code}];
+  ++r_.requests[{std::string(method), std::string(route), code}];
   if (!seconds) return;
-  request_seconds_.try_emplace({std::string(method), std::string(route)}, kLatencyBucketsSeconds)
-      .first->second.Observe(*seconds);
+  const Recorded::Route key{std::string(method), std::string(route)};
+  r_.request_seconds.try_emplace(key, kLatencyBucketsSeconds).first->second.Observe(*seconds);
+  r_.request_lock_wait_seconds.try_emplace(key, kLatencyBucketsSeconds)
+      .first->second.Observe(lock_wait_seconds);
 }
 
 void ControllerMetrics::Write(MetricsWriter& out) const {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  const Recorded copy = r_;
+  lock.unlock();
+  WriteRecorded(copy, out);
+}
+
+void ControllerMetrics::WriteRecorded(const Recorded& r, MetricsWriter& out) {
   out.Family("tessera_scheduling_cycle_duration_seconds", MetricType::kHistogram,
              "Wall time of one scheduling cycle: snapshot, Schedule(), apply and commit.");
-  out.Sample({}, cycle_seconds_);
+  out.Sample({}, r.cycle_seconds);
   out.Family("tessera_scheduling_cycle_recent_seconds", MetricType::kGauge,
              "Wall time of the last 4096 scheduling cycles that had pending work: the median "
              "(percentile 50) and the 99th percentile (a gauge, not a summary: no sum or count).");
   for (const auto& [label, p] : {std::pair{"50", 50.0}, std::pair{"99", 99.0}}) {
-    out.Sample({{"percentile", label}}, Percentile(recent_pending_cycles_, p));
+    out.Sample({{"percentile", label}}, Percentile(r.recent_pending_cycles, p));
   }
   out.Single("tessera_scheduling_cycle_recent_cycles", MetricType::kGauge,
              "Scheduling cycles in tessera_scheduling_cycle_recent_seconds (at most 4096).",
-             static_cast<double>(recent_pending_cycles_.size()));
+             static_cast<double>(r.recent_pending_cycles.size()));
   out.Family("tessera_scheduling_cycle_locked_seconds", MetricType::kHistogram,
              "Time of one scheduling cycle spent holding the controller's lock.");
-  out.Sample({}, cycle_locked_seconds_);
+  out.Sample({}, r.cycle_locked_seconds);
   out.Family("tessera_scheduling_decisions_total", MetricType::kCounter,
              "Decisions the scheduler made, by kind (bind, preempt, resize, unschedulable).");
   for (const char* kind : {"bind", "preempt", "resize", "unschedulable"})
-    if (!decisions_.contains(kind)) out.Sample({{"kind", kind}}, 0);
-  for (const auto& [kind, n] : decisions_) out.Sample({{"kind", kind}}, static_cast<double>(n));
+    if (!r.decisions.contains(kind)) out.Sample({{"kind", kind}}, 0);
+  for (const auto& [kind, n] : r.decisions) out.Sample({{"kind", kind}}, static_cast<double>(n));
   out.Family("tessera_scheduling_decisions_not_applied_total", MetricType::kCounter,
              "Decisions not applied because their subject changed during the cycle: deferred "
              "to a later cycle, or dropped.");
-  out.Sample({{"reason", "deferred"}}, static_cast<double>(deferred_));
-  out.Sample({{"reason", "dropped"}}, static_cast<double>(dropped_));
+  out.Sample({{"reason", "deferred"}}, static_cast<double>(r.deferred));
+  out.Sample({{"reason", "dropped"}}, static_cast<double>(r.dropped));
   out.Single("tessera_preemption_victims_total", MetricType::kCounter,
-             "Running units stopped by a preemption decision.", static_cast<double>(victims_));
+             "Running units stopped by a preemption decision.", static_cast<double>(r.victims));
   out.Family("tessera_job_scheduling_latency_seconds", MetricType::kHistogram,
              "Submit (or requeue) to bind of a unit, by queue.");
-  for (const auto& [queue, h] : bind_wait_) out.Sample({{"queue", queue}}, h);
+  for (const auto& [queue, h] : r.bind_wait) out.Sample({{"queue", queue}}, h);
   out.Family("tessera_store_commit_duration_seconds", MetricType::kHistogram,
              "Durable commit of one change to the store (SQLite: the transaction and its fsync).");
-  out.Sample({}, commit_seconds_);
+  out.Sample({}, r.commit_seconds);
   out.Single("tessera_store_commit_failures_total", MetricType::kCounter,
              "Commits the store refused or failed; memory was left as it was.",
-             static_cast<double>(commit_failures_));
+             static_cast<double>(r.commit_failures));
   out.Family("tessera_api_requests_total", MetricType::kCounter,
              "API requests answered, by method, route and HTTP code.");
-  for (const auto& [key, n] : requests_) {
+  for (const auto& [key, n] : r.requests) {
     const auto& [method, route, code] = key;
     out.Sample({{"method", method}, {"route", route}, {"code", std::to_string(code)}},
                static_cast<double>(n));
   }
   out.Family("tessera_api_request_duration_seconds", MetricType::kHistogram,
              "Time to answer an API request, by method and route (a long poll counts its wait).");
-  for (const auto& [key, h] : request_seconds_)
+  for (const auto& [key, h] : r.request_seconds)
+    out.Sample({{"method", key.first}, {"route", key.second}}, h);
+  out.Family("tessera_api_request_lock_wait_seconds", MetricType::kHistogram,
+             "Time an API request waited for the controller's lock, by method and route (the "
+             "rest of its duration is its own work and the transfer).");
+  for (const auto& [key, h] : r.request_lock_wait_seconds)
     out.Sample({{"method", key.first}, {"route", key.second}}, h);
 }
 

@@ -4,7 +4,8 @@
 // state when scraped (metrics_view.h).
 //
 // It has its own small mutex, never the controller's: reporting costs a few increments, and a
-// scrape copies nothing bigger than these counters while holding it.
+// scrape holds it only to copy these counters (the text is written from the copy), so that a
+// cycle reporting its binds under the controller's lock never waits for a scrape's formatting.
 //
 // Thread-safety: all methods are thread-safe.
 #pragma once
@@ -29,8 +30,6 @@ struct AppliedDecisions;
 
 class ControllerMetrics {
  public:
-  ControllerMetrics();
-
   // Off: every report is ignored (for the benchmark of the cycle with metrics off).
   void set_enabled(bool on) { enabled_.store(on, std::memory_order_relaxed); }
   bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
@@ -48,26 +47,35 @@ class ControllerMetrics {
   void Bound(const std::string& queue, double wait_seconds);
   void StoreCommit(double seconds, bool ok);
   // One API request: `route` is the route's pattern (bounded), never the raw path; `seconds`
-  // its latency when known.
+  // its latency when known, of which it waited `lock_wait_seconds` for the controller's lock.
   void Request(std::string_view method, std::string_view route, int code,
-               std::optional<double> seconds);
+               std::optional<double> seconds, double lock_wait_seconds = 0);
 
   void Write(MetricsWriter& out) const;
 
  private:
+  // Everything reported, copied whole by a scrape.
+  struct Recorded {
+    Recorded();
+    Histogram cycle_seconds;
+    Histogram cycle_locked_seconds;
+    std::vector<double> recent_pending_cycles;  // a ring of kRecentCycles
+    std::size_t recent_next = 0;
+    std::map<std::string, std::int64_t> decisions;  // by kind
+    std::int64_t victims = 0, deferred = 0, dropped = 0;
+    std::map<std::string, Histogram> bind_wait;  // by queue
+    Histogram commit_seconds;
+    std::int64_t commit_failures = 0;
+    using Route = std::pair<std::string, std::string>;  // (method, route)
+    std::map<Route, Histogram> request_seconds;
+    std::map<Route, Histogram> request_lock_wait_seconds;
+    std::map<std::tuple<std::string, std::string, int>, std::int64_t> requests;
+  };
+  static void WriteRecorded(const Recorded& r, MetricsWriter& out);
+
   std::atomic<bool> enabled_{true};
   mutable std::mutex mu_;
-  Histogram cycle_seconds_;
-  Histogram cycle_locked_seconds_;
-  std::vector<double> recent_pending_cycles_;  // a ring of kRecentCycles
-  std::size_t recent_next_ = 0;
-  std::map<std::string, std::int64_t> decisions_;  // by kind
-  std::int64_t victims_ = 0, deferred_ = 0, dropped_ = 0;
-  std::map<std::string, Histogram> bind_wait_;  // by queue
-  Histogram commit_seconds_;
-  std::int64_t commit_failures_ = 0;
-  std::map<std::pair<std::string, std::string>, Histogram> request_seconds_;  // (method, route)
-  std::map<std::tuple<std::string, std::string, int>, std::int64_t> requests_;
+  Recorded r_;  // under mu_
 };
 
 // The name of a decision kind as the metrics label it: bind, preempt, unschedulable, resize.

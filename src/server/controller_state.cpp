@@ -49,6 +49,16 @@ std::optional<ResizeTarget> ResizeTargetFromJson(const std::string& json) {
   }
 }
 
+namespace {
+
+// A live task of a job of `state` counts for its queue in the index (sign +1), or stops (-1).
+void CountLiveTask(ControllerState& state, const TaskRecord& task, int sign) {
+  if (auto job = state.jobs.find(task.job_id); job != state.jobs.end())
+    state.index.LiveTask(job->second.rec.queue, task, sign);
+}
+
+}  // namespace
+
 std::optional<std::int64_t> ControllerState::FindJob(const std::string& queue,
                                                      const std::string& name) const {
   auto it = job_ids.find({queue, name});
@@ -73,13 +83,21 @@ void ControllerState::AddJob(JobState job) {
   job_ids[{job.rec.queue, job.rec.name}] = id;
   next_job_id = std::max(next_job_id, id + 1);
   if (job.rec.finished_ms == 0) active.insert(id);
-  jobs.insert_or_assign(id, std::move(job));
+  if (auto old = jobs.find(id); old != jobs.end()) index.Remove(old->second);
+  JobState& added = jobs.insert_or_assign(id, std::move(job)).first->second;
+  index.File(added);
+  // Loaded with its tasks (ControllerCore::LoadLocked): those still live count for its queue.
+  for (auto tid : added.tasks) {
+    if (auto t = tasks.find(tid); t != tasks.end() && IsLive(t->second.state))
+      index.LiveTask(added.rec.queue, t->second, +1);
+  }
 }
 
 void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> committed,
                             std::size_t events_in_memory) {
   for (auto& job : change.new_jobs()) AddJob(std::move(job));
   for (const auto& q : change.change().put_queues) queues.emplace(q.name, q);
+  std::set<std::int64_t> changed;  // jobs to file again once every record is in
   for (auto& [id, j] : change.jobs()) {
     auto it = jobs.find(id);
     if (it != jobs.end()) it->second.rec = j;
@@ -87,12 +105,12 @@ void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> comm
       active.erase(id);
       with_dependencies.erase(id);
     }
-    NoteChanged(id);
+    changed.insert(id);
   }
   for (auto& [key, u] : change.units()) {
     auto it = jobs.find(key.first);
     if (it == jobs.end()) continue;
-    NoteChanged(key.first);
+    changed.insert(key.first);
     auto& units = it->second.units;
     if (static_cast<std::size_t>(key.second) >= units.size())
       units.resize(static_cast<std::size_t>(key.second) + 1);
@@ -101,14 +119,21 @@ void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> comm
   for (auto& [id, t] : change.tasks()) {
     auto old = tasks.find(id);
     if (old != tasks.end()) {
-      if (IsLive(old->second.state)) live_by_node[old->second.node].erase(id);
+      if (IsLive(old->second.state)) {
+        live_by_node[old->second.node].erase(id);
+        CountLiveTask(*this, old->second, -1);
+      }
     } else {
       auto it = jobs.find(t.job_id);
       if (it != jobs.end()) it->second.tasks.push_back(id);
       next_task_id = std::max(next_task_id, id + 1);
     }
-    if (IsLive(t.state)) live_by_node[t.node].insert(id);
-    if (!IsLive(t.state)) awaiting_readoption.erase(id);
+    if (IsLive(t.state)) {
+      live_by_node[t.node].insert(id);
+      CountLiveTask(*this, t, +1);
+    } else {
+      awaiting_readoption.erase(id);
+    }
     NoteChanged(t.job_id);
     tasks[id] = t;
   }
@@ -121,6 +146,10 @@ void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> comm
     }
     node.rec = n;
   }
+  for (auto id : changed) {
+    NoteChanged(id);
+    if (auto it = jobs.find(id); it != jobs.end()) index.File(it->second);
+  }
   for (auto id : change.change().delete_jobs) {
     auto it = jobs.find(id);
     if (it == jobs.end()) continue;
@@ -129,6 +158,7 @@ void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> comm
     active.erase(id);
     with_dependencies.erase(id);
     NoteChanged(id);
+    index.Remove(it->second);
     jobs.erase(it);
   }
   for (auto& e : committed) {

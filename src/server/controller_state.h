@@ -18,6 +18,7 @@
 #include "core/workload.h"
 #include "sched/quota/queue_tree.h"
 #include "server/gpu_usage_feed.h"
+#include "server/job_index.h"
 #include "server/service_scale_state.h"
 #include "spec/job_spec.h"
 #include "store/records.h"
@@ -59,6 +60,7 @@ struct JobState {
   bool waiting = false;                // in the last snapshot, pending and not bound
   std::string blocked_by;              // unmet spec.dependencies as of the last cycle; empty: none
   std::optional<ResizeTarget> resize;  // a resize in progress (also in its unit's record)
+  std::optional<JobFiling> filed;      // where `index` filed it (not durable)
 };
 
 struct RegisteredNode {
@@ -80,6 +82,7 @@ struct ControllerState {
   std::map<std::string, QueueRecord> queues;
   std::deque<EventRecord> events;
   std::set<std::int64_t> active;               // jobs not finished
+  JobIndex index;                              // jobs by phase, queue counts (job_index.h)
   std::set<std::int64_t> awaiting_readoption;  // running at load, not yet reported since
   std::set<std::int64_t> resizing;             // jobs with a resize in progress
   std::set<std::int64_t> with_dependencies;    // active jobs whose spec has dependencies

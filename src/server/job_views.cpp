@@ -7,50 +7,10 @@
 
 #include "server/change_builder.h"
 #include "server/job_gates.h"
-#include "server/queue_view.h"
 #include "spec/document.h"
 #include "spec/protocol.h"
 
 namespace tessera {
-
-namespace api {
-
-namespace {
-
-constexpr std::array<std::pair<JobPhase, std::string_view>, 8> kJobPhases{{
-    {JobPhase::kPending, "Pending"},
-    {JobPhase::kRunning, "Running"},
-    {JobPhase::kStopping, "Stopping"},
-    {JobPhase::kRestarting, "Restarting"},
-    {JobPhase::kCancelling, "Cancelling"},
-    {JobPhase::kSucceeded, "Succeeded"},
-    {JobPhase::kFailed, "Failed"},
-    {JobPhase::kCancelled, "Cancelled"},
-}};
-
-}  // namespace
-
-std::string_view JobPhaseName(JobPhase phase) {
-  for (const auto& [p, name] : kJobPhases) {
-    if (p == phase) return name;
-  }
-  return "Unknown";
-}
-
-std::optional<JobPhase> ParseJobPhase(std::string_view name) {
-  for (const auto& [p, n] : kJobPhases) {
-    if (n == name) return p;
-  }
-  return std::nullopt;
-}
-
-std::string JobPhaseNames() {
-  std::string out;
-  for (const auto& [p, name] : kJobPhases) out += (out.empty() ? "" : ", ") + std::string(name);
-  return out;
-}
-
-}  // namespace api
 
 using Json = nlohmann::json;
 using api::JobPhase;
@@ -62,40 +22,7 @@ std::string GpusText(double gpus) {
 }
 
 JobPhase JobPhaseOf(const JobState& job) {
-  bool any_running = false, any_stopping = false, restarting = false, all_final = true;
-  bool any_failed = false, any_cancelled = false;
-  for (const auto& u : job.units) {
-    switch (u.phase) {
-      case UnitPhase::kRunning:
-        any_running = true;
-        all_final = false;
-        break;
-      case UnitPhase::kStopping:
-        any_stopping = true;
-        restarting |= u.stop_target == UnitPhase::kPending;
-        all_final = false;
-        break;
-      case UnitPhase::kPending:
-        all_final = false;
-        break;
-      case UnitPhase::kFailed:
-        any_failed = true;
-        break;
-      case UnitPhase::kCancelled:
-        any_cancelled = true;
-        break;
-      case UnitPhase::kSucceeded:
-        break;
-    }
-  }
-  if (all_final) {
-    if (any_cancelled && job.rec.cancel_requested) return JobPhase::kCancelled;
-    return any_failed ? JobPhase::kFailed : JobPhase::kSucceeded;
-  }
-  if (job.rec.cancel_requested) return JobPhase::kCancelling;
-  if (any_stopping) return restarting && !any_running ? JobPhase::kRestarting : JobPhase::kStopping;
-  if (any_running) return JobPhase::kRunning;
-  return JobPhase::kPending;
+  return JobPhaseOfUnits(job.units, job.rec.cancel_requested);
 }
 
 std::string ReplicaEndpoint(const ControllerState& state, const TaskRecord& task) {
@@ -309,29 +236,6 @@ Json NodesView(const ControllerState& state, Tick now) {
     out.push_back(std::move(j));
   }
   return out;
-}
-
-Json QueuesView(const ControllerState& state, const QueueTreeSpec* tree,
-                const Resources& capacity) {
-  std::map<std::string, QueueUsage> usage;
-  for (const auto& [name, q] : state.queues) usage[name];
-  for (const auto& [id, job] : state.jobs) {
-    QueueUsage& u = usage[job.rec.queue];
-    if (job.rec.finished_ms != 0) {
-      ++u.finished_jobs;
-    } else if (JobPhaseOf(job) == JobPhase::kPending) {
-      ++u.pending_jobs;
-      u.pending_gpu_milli += job.workload.TotalGpuMilli();
-    } else {
-      ++u.active_jobs;
-    }
-    for (auto tid : job.tasks) {
-      const TaskRecord& t = state.tasks.at(tid);
-      if (IsLive(t.state))
-        u.allocated += {t.cpu_milli, t.memory_mib, std::ssize(t.gpus) * t.gpu_milli};
-    }
-  }
-  return QueueRows(tree, state.queue_tree.get(), capacity, usage);
 }
 
 Json EventJson(const EventRecord& e) {

@@ -1,6 +1,5 @@
 // The JSON the API serves for jobs, tasks, nodes and queues, rendered from the controller's
-// state. A job's phase is an api::JobPhase, derived from its units; its name is what the API
-// shows and filters on (`GET /v1/jobs?phase=Running`).
+// state. A job's phase is an api::JobPhase (job_phase.h), derived from its units.
 //
 // Thread-safety: none; called under ControllerCore's mutex.
 #pragma once
@@ -11,29 +10,9 @@
 #include <string_view>
 
 #include "server/controller_state.h"
+#include "server/job_phase.h"
 
 namespace tessera {
-
-namespace api {
-
-// A job's phase as users see it (the scheduler's own JobPhase is only pending or running).
-enum class JobPhase {
-  kPending,     // no unit running (waiting, held, or requeued and stopped)
-  kRunning,     // some unit running, none stopping
-  kStopping,    // some unit being stopped (preempted, failing) while others may run
-  kRestarting,  // every live unit stopping to be requeued, none running
-  kCancelling,  // cancel requested, not every task stopped yet
-  kSucceeded,
-  kFailed,
-  kCancelled,
-};
-
-std::string_view JobPhaseName(JobPhase phase);
-std::optional<JobPhase> ParseJobPhase(std::string_view name);
-// "Pending, Running, ...": for error messages.
-std::string JobPhaseNames();
-
-}  // namespace api
 
 api::JobPhase JobPhaseOf(const JobState& job);
 
@@ -46,10 +25,6 @@ nlohmann::json JobSummary(const ControllerState& state, const JobState& job);
 // The summary plus spec, units, every task and the job's events held in memory.
 nlohmann::json JobDetail(const ControllerState& state, const JobState& job);
 nlohmann::json NodesView(const ControllerState& state, Tick now);
-// The rows of GET /v1/queues (queue_view.h): `tree` as configured (null without one),
-// `capacity` the registered nodes'.
-nlohmann::json QueuesView(const ControllerState& state, const QueueTreeSpec* tree,
-                          const Resources& capacity);
 nlohmann::json EventJson(const EventRecord& event);
 
 // "%g" of a GPU count, as messages write it.

@@ -7,6 +7,7 @@
 
 #include "core/metrics_text.h"
 #include "server/controller.h"
+#include "server/request_lock_wait.h"
 
 namespace tessera {
 
@@ -24,6 +25,7 @@ thread_local const httplib::Request* request_noted = nullptr;
 void NoteRequestStart(const httplib::Request& req) {
   request_start = Clock::now();
   request_noted = &req;
+  TakeLockWaitSeconds();  // what an earlier request on this thread left uncounted
 }
 
 void AddMetricsRoutes(httplib::Server& server, Controller& controller) {
@@ -32,7 +34,8 @@ void AddMetricsRoutes(httplib::Server& server, Controller& controller) {
     if (request_noted == &req)
       seconds = std::chrono::duration<double>(Clock::now() - request_start).count();
     request_noted = nullptr;
-    controller.metrics().Request(req.method, ApiRouteLabel(req.path), res.status, seconds);
+    controller.metrics().Request(req.method, ApiRouteLabel(req.path), res.status, seconds,
+                                 TakeLockWaitSeconds());
   });
   server.Get("/metrics", [&controller](const httplib::Request&, httplib::Response& res) {
     res.set_content(controller.MetricsText(), MetricsWriter::kContentType);

@@ -1,7 +1,6 @@
 #include "server/metrics_view.h"
 
 #include "server/job_views.h"
-#include "server/service_scaling.h"
 
 namespace tessera {
 
@@ -15,36 +14,7 @@ double GpuMilliToGpus(std::int64_t milli) { return static_cast<double>(milli) / 
 
 }  // namespace
 
-std::optional<std::int64_t> GatherJobGaugesLocked(const ControllerState& state, std::int64_t from,
-                                                  std::size_t max_jobs, ClusterGauges& out,
-                                                  std::map<std::string, QueueUsage>* usage) {
-  std::size_t seen = 0;
-  for (auto it = state.jobs.lower_bound(from); it != state.jobs.end(); ++it) {
-    if (seen++ == max_jobs) return it->first;
-    const JobState& job = it->second;
-    const api::JobPhase phase = JobPhaseOf(job);
-    const auto key = std::tuple<std::string_view, std::string_view, std::string_view>(
-        job.rec.queue, job.rec.kind, api::JobPhaseName(phase));
-    if (auto c = out.jobs.find(key); c != out.jobs.end()) {
-      ++c->second;
-    } else {
-      out.jobs.emplace(std::tuple<std::string, std::string, std::string>(key), 1);
-    }
-    if (job.rec.finished_ms != 0) continue;
-    QueueUsage& u = (*usage)[job.rec.queue];
-    if (phase == api::JobPhase::kPending) {
-      ++u.pending_jobs;
-      u.pending_gpu_milli += job.workload.TotalGpuMilli();
-    } else {
-      ++u.active_jobs;
-    }
-  }
-  return std::nullopt;
-}
-
-void GatherNodeGaugesLocked(const ControllerState& state, Tick now, ClusterGauges& out,
-                            std::map<std::string, QueueUsage>* usage) {
-  for (const auto& [name, q] : state.queues) (*usage)[name];
+void GatherNodeGaugesLocked(const ControllerState& state, NodeGauges& out) {
   out.nodes.reserve(state.nodes.size());
   for (const auto& [name, ns] : state.nodes) {
     ClusterGauges::Node n;
@@ -60,26 +30,32 @@ void GatherNodeGaugesLocked(const ControllerState& state, Tick now, ClusterGauge
         const TaskRecord& t = state.tasks.at(id);
         // An oversold share is lent from online replicas' GPUs, counted as theirs already.
         milli += static_cast<std::int64_t>(t.gpus.size()) * ClaimedGpuMilli(t);
-        if (auto job = state.jobs.find(t.job_id); job != state.jobs.end())
-          (*usage)[job->second.rec.queue].allocated +=
-              {t.cpu_milli, t.memory_mib, std::ssize(t.gpus) * t.gpu_milli};
       }
     }
     n.gpus_allocated = GpuMilliToGpus(milli);
-    n.heartbeat_age_seconds = static_cast<double>(now - ns.last_seen) / 1000.0;
+    n.last_seen = ns.last_seen;
     out.capacity += {ns.rec.cpu_milli, ns.rec.memory_mib,
                      static_cast<std::int64_t>(ns.rec.gpu_count) * kMilliPerGpu};
     out.nodes.push_back(std::move(n));
   }
-  out.cycles = state.cycles;
-  out.last_event_seq = state.last_seq;
-  out.free_gpus = GpuMilliToGpus(state.last_free_gpu_milli);
 }
 
-void GatherStateGaugesLocked(const ControllerState& state, Tick now, ClusterGauges& out,
-                             std::map<std::string, QueueUsage>* usage) {
-  GatherJobGaugesLocked(state, 0, state.jobs.size(), out, usage);
-  GatherNodeGaugesLocked(state, now, out, usage);
+ClusterGauges ClusterGaugesOf(const StatusFigures& f, const NodeGauges& nodes,
+                              const QueueTreeSpec* tree, Tick now) {
+  ClusterGauges g;
+  for (const auto& [key, count] : f.job_counts) {
+    const auto& [queue, kind, phase] = key;
+    g.jobs.emplace(std::tuple(queue, kind, std::string(api::JobPhaseName(phase))), count);
+  }
+  GatherQueueGauges(QueueRows(tree, f.queue_tree.get(), nodes.capacity, f.queues), g);
+  g.nodes = nodes.nodes;
+  for (auto& n : g.nodes) n.heartbeat_age_seconds = static_cast<double>(now - n.last_seen) / 1000.0;
+  g.cycles = f.cycles;
+  g.last_event_seq = f.last_event_seq;
+  g.free_gpus = GpuMilliToGpus(f.free_gpu_milli);
+  g.capacity = nodes.capacity;
+  g.gather_locked_seconds = nodes.locked_seconds;
+  return g;
 }
 
 void GatherQueueGauges(const nlohmann::json& queue_rows, ClusterGauges& out) {
@@ -172,48 +148,46 @@ void WriteClusterGauges(const ClusterGauges& g, MetricsWriter& out) {
              g.gather_locked_seconds);
 }
 
-std::string MetricsView::Text() {
+void MetricsView::Refresh() {
   using Clock = std::chrono::steady_clock;
-  MetricsWriter out;
-  core_.metrics.Write(out);
-  {
-    std::lock_guard lock(mu_);
-    const auto now = Clock::now();
-    if (!gathered_at_ || now - *gathered_at_ >= min_gather_interval_) {
-      ClusterGauges g;
-      std::map<std::string, QueueUsage> usage;
-      std::shared_ptr<const QueueTree> built;
-      // The longest the lock was held at once: what a scheduling cycle may have waited.
-      auto hold = [&](auto&& gather) {
-        std::lock_guard core_lock(core_.mu);
-        const auto start = Clock::now();
-        gather();
-        g.gather_locked_seconds = std::max(g.gather_locked_seconds, Seconds(Clock::now() - start));
-      };
-      for (std::optional<std::int64_t> next = 0; next;) {
-        hold([&] { next = GatherJobGaugesLocked(core_.state, *next, kJobsPerHold, g, &usage); });
-      }
-      hold([&] {
-        GatherNodeGaugesLocked(core_.state, core_.Now(), g, &usage);
-        built = core_.state.queue_tree;
-      });
-      // The queue rows (tree, guarantees, shares) from the copies, without the lock.
-      const auto& tree = core_.options().queues;
-      GatherQueueGauges(QueueRows(tree ? &*tree : nullptr, built.get(), g.capacity, usage), g);
-      last_ = std::move(g);
-      gathered_at_ = now;
-    }
-    WriteClusterGauges(last_, out);
-  }
-  std::vector<DeviceUse> uses;
-  std::vector<ServiceScaleGauge> scales;
+  std::lock_guard refresh(refresh_mu_);
+  auto gauges = std::make_shared<NodeGauges>();
   {
     std::lock_guard core_lock(core_.mu);
-    uses = DeviceUsesLocked(core_.state, core_.state.gpu_usage);
-    scales = ScaleGaugesLocked(core_.state);
+    const auto start = Clock::now();
+    GatherNodeGaugesLocked(core_.state, *gauges);
+    gauges->uses = DeviceUsesLocked(core_.state, core_.state.gpu_usage);
+    gauges->scales = ScaleGaugesLocked(core_.state);
+    gauges->locked_seconds = Seconds(Clock::now() - start);
   }
-  WriteDeviceUses(uses, out);
-  WriteScaleGauges(scales, out);
+  refreshed_at_ = Clock::now();
+  std::lock_guard lock(mu_);
+  nodes_ = std::move(gauges);
+}
+
+void MetricsView::RefreshIfDue() {
+  {
+    std::lock_guard refresh(refresh_mu_);
+    if (refreshed_at_ && std::chrono::steady_clock::now() - *refreshed_at_ < min_gather_interval_)
+      return;
+  }
+  Refresh();
+}
+
+std::string MetricsView::Text() {
+  if (min_gather_interval_.count() == 0) Refresh();
+  MetricsWriter out;
+  core_.metrics.Write(out);
+  std::shared_ptr<const NodeGauges> nodes;
+  {
+    std::lock_guard lock(mu_);
+    nodes = nodes_;
+  }
+  const auto& tree = core_.options().queues;
+  WriteClusterGauges(
+      ClusterGaugesOf(*core_.published.Get(), *nodes, tree ? &*tree : nullptr, core_.Now()), out);
+  WriteDeviceUses(nodes->uses, out);
+  WriteScaleGauges(nodes->scales, out);
   return out.Take();
 }
 

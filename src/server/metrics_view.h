@@ -2,19 +2,19 @@
 // state — jobs by queue, kind and phase; each queue's allocated, guaranteed and pending GPUs,
 // dominant share and pending jobs; each node's readiness, allocated GPUs and heartbeat age.
 //
-// The gauges are gathered from the state under the controller's lock in short passes that copy
-// only numbers and bounded names (the queue rows and the text are built after the lock is
-// released): the jobs kJobsPerHold at a time, the lock released between them, so that a
-// gathering over 100,000 jobs never keeps the scheduling cycle waiting for more than one such
-// slice (a gauge may then count a job that changed meanwhile in its new phase or its old one,
-// never twice), and at most once per `min_gather_interval`: scrapes more frequent than that
-// share the last gathering, so no scrape rate can keep the lock from the scheduling cycle.
+// A scrape never takes the controller's lock, so it never waits for a scheduling cycle: the
+// job and queue counts are those published after every commit and cycle (published_status.h,
+// kept as jobs change by job_index.h), and the node, GPU-use and autoscaling gauges are
+// gathered by Refresh (the liveness loop calls RefreshIfDue, at most once per
+// `min_gather_interval`) in one short hold of the lock that copies numbers and bounded names.
+// With a `min_gather_interval` of zero every scrape refreshes first (tests).
 //
-// Thread-safety: Text is thread-safe.
+// Thread-safety: every method is thread-safe.
 #pragma once
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -23,7 +23,9 @@
 
 #include "core/metrics_text.h"
 #include "server/controller_core.h"
+#include "server/gpu_usage_feed.h"
 #include "server/queue_view.h"
+#include "server/service_scaling.h"
 
 namespace tessera {
 
@@ -49,6 +51,7 @@ struct ClusterGauges {
     std::string gpu_model;
     int gpu_count = 0;
     double gpus_allocated = 0;
+    Tick last_seen = 0;  // the age is taken when written
     double heartbeat_age_seconds = 0;
   };
   std::vector<Node> nodes;
@@ -59,37 +62,47 @@ struct ClusterGauges {
   double gather_locked_seconds = 0;  // how long the gathering held the controller's lock
 };
 
-// The jobs, nodes and counters of `state`, and what each queue holds now into `usage` (as
-// /v1/queues counts it, finished jobs left out). REQUIRES: the core's mutex held.
-void GatherStateGaugesLocked(const ControllerState& state, Tick now, ClusterGauges& out,
-                             std::map<std::string, QueueUsage>* usage);
-// Its two halves: at most `max_jobs` jobs from id `from` on (returns the id to go on from, or
-// nullopt when none is left), and the nodes, queues' allocations and counters.
-std::optional<std::int64_t> GatherJobGaugesLocked(const ControllerState& state, std::int64_t from,
-                                                  std::size_t max_jobs, ClusterGauges& out,
-                                                  std::map<std::string, QueueUsage>* usage);
-void GatherNodeGaugesLocked(const ControllerState& state, Tick now, ClusterGauges& out,
-                            std::map<std::string, QueueUsage>* usage);
+// The gauges a refresh gathers under the lock: nodes (with the capacity they add up to), the
+// GPU use reported and the autoscaled services.
+struct NodeGauges {
+  std::vector<ClusterGauges::Node> nodes;
+  Resources capacity;
+  std::vector<DeviceUse> uses;
+  std::vector<ServiceScaleGauge> scales;
+  double locked_seconds = 0;
+};
+
+// The nodes of `state` (status, GPUs, allocation, last heartbeat) and their capacity.
+// REQUIRES: the core's mutex held.
+void GatherNodeGaugesLocked(const ControllerState& state, NodeGauges& out);
+// The job counts, queues and counters of published figures, and the nodes of a refresh, at
+// `now` (heartbeat ages); the queues' rows are built as /v1/queues builds them.
+ClusterGauges ClusterGaugesOf(const StatusFigures& figures, const NodeGauges& nodes,
+                              const QueueTreeSpec* tree, Tick now);
 // The queues of QueueRows (queue_view.h), as /v1/queues serves them.
 void GatherQueueGauges(const nlohmann::json& queue_rows, ClusterGauges& out);
 void WriteClusterGauges(const ClusterGauges& gauges, MetricsWriter& out);
 
 class MetricsView {
  public:
-  static constexpr std::size_t kJobsPerHold = 1024;
   MetricsView(ControllerCore& core,
               std::chrono::milliseconds min_gather_interval = std::chrono::milliseconds(1000))
       : core_(core), min_gather_interval_(min_gather_interval) {}
 
   // The whole exposition text.
   std::string Text();
+  // Gathers the node gauges now (one hold of the controller's lock).
+  void Refresh();
+  // Refresh, unless the last one is younger than the interval.
+  void RefreshIfDue();
 
  private:
   ControllerCore& core_;
   std::chrono::milliseconds min_gather_interval_;
-  std::mutex mu_;  // one gathering at a time; guards the two below
-  ClusterGauges last_;
-  std::optional<std::chrono::steady_clock::time_point> gathered_at_;
+  std::mutex refresh_mu_;  // one refresh at a time; guards refreshed_at_
+  std::optional<std::chrono::steady_clock::time_point> refreshed_at_;
+  mutable std::mutex mu_;  // guards nodes_
+  std::shared_ptr<const NodeGauges> nodes_ = std::make_shared<NodeGauges>();
 };
 
 }  // namespace tessera

@@ -166,6 +166,7 @@ int SchedulingCycle::Run() {
   {
     std::lock_guard lock(core_.mu);
     snapshot = SnapshotLocked(&scheduler);
+    if (!snapshot) core_.PublishLocked();  // its count and problem, for /v1/status
   }
   last_locked_ = Clock::now() - start;
   if (!snapshot) return 0;
@@ -175,6 +176,7 @@ int SchedulingCycle::Run() {
   start = Clock::now();
   std::lock_guard lock(core_.mu);
   const int bound = ApplyLocked(*snapshot, decisions);
+  core_.PublishLocked();
   const auto end = Clock::now();
   last_locked_ += end - start;
   const double seconds = std::chrono::duration<double>(end - cycle_start).count();

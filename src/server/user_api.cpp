@@ -5,6 +5,8 @@
 
 #include "server/job_gates.h"
 #include "server/job_object.h"
+#include "server/queue_view.h"
+#include "server/request_lock_wait.h"
 #include "server/run_estimates.h"
 #include "server/snapshot_builder.h"
 #include "server/unit_lifecycle.h"
@@ -104,7 +106,7 @@ void UserApi::AddJobLocked(const JobSpec& spec, bool hold, std::int64_t id, Chan
 
 std::vector<ApiResult<Json>> UserApi::CommitSubmissions(
     const std::vector<std::shared_ptr<SubmitRequest>>& batch) {
-  std::lock_guard lock(core_.mu);
+  auto lock = LockMeasured(core_.mu);
   auto& state = core_.state;
   std::vector<ApiResult<Json>> results(batch.size(),
                                        std::unexpected(ApiErr(Internal("not committed"))));
@@ -148,8 +150,15 @@ std::vector<ApiResult<Json>> UserApi::CommitSubmissions(
     accepted.emplace_back(i, id++);
   }
   if (accepted.empty()) return results;
+  // A job that outranks every pending one (held ones aside) binds in the next cycle, not after
+  // the pause the scheduling loop leaves between cycles.
+  const std::optional<int> highest = state.index.max_pending_priority();
+  const bool urgent = std::any_of(accepted.begin(), accepted.end(), [&](const auto& a) {
+    return !batch[a.first]->hold && (!highest || batch[a.first]->spec.priority > *highest);
+  });
   if (auto s = core_.CommitLocked(change); s) {
     for (const auto& [i, job_id] : accepted) results[i] = JobSummary(state, state.jobs.at(job_id));
+    if (urgent) core_.RequestUrgentScheduleLocked();
     return results;
   }
   // The batch failed as a whole: try each on its own, so that one cannot fail the others.
@@ -168,7 +177,7 @@ std::vector<ApiResult<Json>> UserApi::CommitSubmissions(
 }
 
 ApiResult<Json> UserApi::GetJob(const std::string& queue, const std::string& name) {
-  std::lock_guard lock(core_.mu);
+  auto lock = LockMeasured(core_.mu);
   auto id = core_.state.FindJob(queue, name);
   if (!id) return std::unexpected(JobNotFound(queue, name));
   const JobState& job = core_.state.jobs.at(*id);
@@ -180,7 +189,7 @@ ApiResult<Json> UserApi::GetJob(const std::string& queue, const std::string& nam
 }
 
 JobPage UserApi::ListJobs(const JobFilter& filter) {
-  std::lock_guard lock(core_.mu);
+  auto lock = LockMeasured(core_.mu);
   JobPage page;
   Json& out = page.jobs;
   // Adds `job` when it matches; false once the limit is reached.
@@ -197,22 +206,31 @@ JobPage UserApi::ListJobs(const JobFilter& filter) {
     return false;
   };
   // Jobs are keyed by id, which grows with each submission; a page starts past the last id of
-  // the previous one, found without visiting the jobs before it.
+  // the previous one, found without visiting the jobs before it. With a phase, only the jobs
+  // filed under it are visited (job_index.h).
+  auto walk = [&](const auto& ids, auto&& job_of) {
+    const std::int64_t after = filter.continue_after;
+    if (filter.newest_first) {
+      auto it = after > 0 ? std::make_reverse_iterator(ids.lower_bound(after)) : ids.rbegin();
+      for (; it != ids.rend(); ++it)
+        if (!add(job_of(*it))) break;
+    } else {
+      for (auto it = ids.upper_bound(after); it != ids.end(); ++it)
+        if (!add(job_of(*it))) break;
+    }
+  };
   const auto& jobs = core_.state.jobs;
-  const std::int64_t after = filter.continue_after;
-  if (filter.newest_first) {
-    auto it = after > 0 ? std::make_reverse_iterator(jobs.lower_bound(after)) : jobs.rbegin();
-    for (; it != jobs.rend(); ++it)
-      if (!add(it->second)) break;
+  if (filter.phase) {
+    walk(core_.state.index.ids(*filter.phase),
+         [&](std::int64_t id) -> const JobState& { return jobs.at(id); });
   } else {
-    for (auto it = jobs.upper_bound(after); it != jobs.end(); ++it)
-      if (!add(it->second)) break;
+    walk(jobs, [](const auto& entry) -> const JobState& { return entry.second; });
   }
   return page;
 }
 
 ApiResult<Json> UserApi::Cancel(const std::string& queue, const std::string& name) {
-  std::lock_guard lock(core_.mu);
+  auto lock = LockMeasured(core_.mu);
   auto& state = core_.state;
   auto id = state.FindJob(queue, name);
   if (!id) return std::unexpected(JobNotFound(queue, name));
@@ -282,7 +300,7 @@ ApiResult<std::vector<std::int64_t>> UserApi::ReleasedIdsLocked(
 
 ApiResult<Json> UserApi::Release(const std::string& queue, const std::vector<std::string>& names,
                                  bool all) {
-  std::lock_guard lock(core_.mu);
+  auto lock = LockMeasured(core_.mu);
   auto ids = ReleasedIdsLocked(queue, names, all);
   if (!ids) return std::unexpected(ids.error());
   ChangeBuilder change(core_.state);
@@ -304,7 +322,7 @@ ApiResult<Json> UserApi::Release(const std::string& queue, const std::vector<std
 }
 
 ApiResult<Json> UserApi::Purge(const std::string& queue, const std::string& name) {
-  std::lock_guard lock(core_.mu);
+  auto lock = LockMeasured(core_.mu);
   auto id = core_.state.FindJob(queue, name);
   if (!id) return std::unexpected(JobNotFound(queue, name));
   const JobState& job = core_.state.jobs.at(*id);
@@ -321,43 +339,53 @@ ApiResult<Json> UserApi::Purge(const std::string& queue, const std::string& name
 }
 
 Json UserApi::ListNodes() {
-  std::lock_guard lock(core_.mu);
+  auto lock = LockMeasured(core_.mu);
   return NodesView(core_.state, core_.Now());
 }
 
 Json UserApi::ListQueues() {
-  std::lock_guard lock(core_.mu);
-  const auto& queues = core_.options().queues;
-  return QueuesView(core_.state, queues ? &*queues : nullptr,
-                    ClusterCapacity(*RegisteredClusterLocked()));
+  Resources capacity;
+  std::map<std::string, QueueUsage> usage;
+  std::shared_ptr<const QueueTree> built;
+  {
+    // Counts kept as jobs change (job_index.h): copied, not gathered from every job.
+    auto lock = LockMeasured(core_.mu);
+    capacity = ClusterCapacity(*RegisteredClusterLocked());
+    usage = core_.state.index.usage();
+    for (const auto& [name, q] : core_.state.queues) usage[name];
+    built = core_.state.queue_tree;
+  }
+  // The rows (the tree resolved against the capacity) without the lock.
+  const auto& tree = core_.options().queues;
+  return QueueRows(tree ? &*tree : nullptr, built.get(), capacity, usage);
 }
 
 Json UserApi::ServerStatus() {
-  std::lock_guard lock(core_.mu);
-  const auto& state = core_.state;
+  // The published figures (published_status.h): no wait for a scheduling cycle's lock.
+  const auto f = core_.published.Get();
   std::map<std::string, int> phases;
-  for (const auto& [id, job] : state.jobs)
-    ++phases[std::string(api::JobPhaseName(JobPhaseOf(job)))];
-  int ready = 0;
-  for (const auto& [name, ns] : state.nodes) ready += ns.rec.status == NodeStatus::kReady;
-  Json status = {{"startedAtMs", state.started_ms},
-                 {"loadMs", state.load_ms},
-                 {"loadedJobs", state.loaded_jobs},
-                 {"firstDecisionMs", state.first_decision_ms},
+  for (int p = 0; p < api::kJobPhaseCount; ++p) {
+    if (const int n = f->jobs_by_phase[static_cast<std::size_t>(p)]; n > 0)
+      phases[std::string(api::JobPhaseName(static_cast<api::JobPhase>(p)))] = n;
+  }
+  Json status = {{"startedAtMs", f->started_ms},
+                 {"loadMs", f->load_ms},
+                 {"loadedJobs", f->loaded_jobs},
+                 {"firstDecisionMs", f->first_decision_ms},
                  {"jobs", phases},
-                 {"nodes", state.nodes.size()},
-                 {"readyNodes", ready},
-                 {"cycles", state.cycles},
-                 {"lastEventSeq", state.last_seq},
+                 {"nodes", f->nodes},
+                 {"readyNodes", f->ready_nodes},
+                 {"cycles", f->cycles},
+                 {"lastEventSeq", f->last_event_seq},
                  {"queuePolicy", core_.options().scheduler.queue_policy},
                  {"placementPolicy", core_.options().scheduler.placement_policy}};
-  if (!state.scheduler_problem.empty()) status["schedulerError"] = state.scheduler_problem;
+  if (!f->scheduler_problem.empty()) status["schedulerError"] = f->scheduler_problem;
   return status;
 }
 
 ApiResult<Json> UserApi::Events(std::int64_t since, Tick wait_ms, int limit) {
   limit = std::clamp(limit, 1, 10000);
-  std::unique_lock lock(core_.mu);
+  auto lock = LockMeasured(core_.mu);
   const auto& state = core_.state;
   if (state.last_seq <= since && wait_ms > 0) {
     core_.changed.wait_for(lock, std::chrono::milliseconds(wait_ms),
@@ -383,7 +411,7 @@ ApiResult<Json> UserApi::Events(std::int64_t since, Tick wait_ms, int limit) {
 
 ApiResult<LogLocation> UserApi::FindLog(const std::string& queue, const std::string& name, int rank,
                                         int attempt) {
-  std::lock_guard lock(core_.mu);
+  auto lock = LockMeasured(core_.mu);
   const auto& state = core_.state;
   auto id = state.FindJob(queue, name);
   if (!id) return std::unexpected(JobNotFound(queue, name));

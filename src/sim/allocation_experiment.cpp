@@ -99,6 +99,7 @@ Result<AllocationRun> RunAllocationOnce(const Cluster& cluster, const std::vecto
   config.placement.workload_mix = TargetOf(pods, cluster, 1.0, /*with_memory=*/true);
   config.placement.exact_scores = options.exact_scores;
   config.placement.tie_break = options.tie_break;
+  config.placement.draw_seed = seed;
   config.placement_index = options.placement_index;
   if (options.tie_break == TieBreak::kNodeOrder) {
     config.placement.node_rank = AllocationNodeTieRank(cluster, seed);

@@ -282,6 +282,7 @@ Result<ColocationRun> RunSetup(const Cluster& cluster, const Workloads& wl,
   SchedulerConfig sc;
   sc.queue_policy = "backfill";
   sc.placement_policy = o.placement;
+  sc.placement.draw_seed = o.seed;
   if (setup.mode == ColocationSetup::Mode::kColocate) {
     sc.colocation = setup.colocation;
     sc.colocation.enabled = true;

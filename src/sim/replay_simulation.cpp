@@ -97,6 +97,8 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
     config.queues = std::make_shared<const QueueTree>(QueuePerUser(jobs, ClusterCapacity(cluster)));
   }
   const QueueTree& tree = *config.queues;
+  // Each job's draws are seeded by the run's seed and the job, as the controller's (seed 0).
+  config.placement.draw_seed = options.seed;
   if (options.checkpoint_interval < 0) {
     return InvalidArgument("replay: checkpoint_interval: must be >= 0");
   }

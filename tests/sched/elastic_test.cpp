@@ -179,16 +179,14 @@ TEST(ElasticTest, GrowsWithinItsDomainUnlessTheDomainIsTooSmall) {
     ClusterState state(c);
     ASSERT_TRUE(state.Apply(one));
     ASSERT_TRUE(state.Apply({TaskPlacement{NodeId(1), 0xFF, 1000, 0, 0}}));  // leaf 0 full
-    Rng rng(1);
-    EXPECT_FALSE(GrowElastic(state, w, one, placer, rng));  // leaf 1 is outside its domain
+    EXPECT_FALSE(GrowElastic(state, w, one, placer));  // leaf 1 is outside its domain
   }
   w.max_workers = 3;
   {
     ClusterState state(c);
     ASSERT_TRUE(state.Apply(one));
     ASSERT_TRUE(state.Apply({TaskPlacement{NodeId(1), 0xFF, 1000, 0, 0}}));
-    Rng rng(1);
-    auto grown = GrowElastic(state, w, one, placer, rng);
+    auto grown = GrowElastic(state, w, one, placer);
     ASSERT_TRUE(grown);
     EXPECT_EQ(grown->size(), 3U);  // n2 and n3, in leaf 1
     EXPECT_EQ(c.node((*grown)[1].node).domain[1], 1U);

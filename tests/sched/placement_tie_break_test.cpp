@@ -80,5 +80,41 @@ TEST_F(TieBreakTest, AHigherScoreBeatsARank) {
   EXPECT_EQ(p->node.value, 2U);
 }
 
+// A gang's draws come from its own stream, seeded by the run's seed and the job's name: the
+// cycle's stream (how many cycles and placements came before) changes nothing.
+class GangDrawTest : public TieBreakTest {
+ protected:
+  std::uint32_t PlaceJob(const std::string& name, std::uint64_t draw_seed, std::uint64_t cycle) {
+    PlacementConfig config;
+    config.draw_seed = draw_seed;
+    auto policy = MakePlacementPolicy("clustering", config);
+    EXPECT_TRUE(policy);
+    TaskPlacer placer(**policy, nullptr);
+    ClusterState state(cluster_);
+    Workload job;
+    job.name = name;
+    job.groups.push_back(TaskGroup{"worker", 1, TaskShape{1000, 0, 0, 0}, {}});
+    Rng rng(cycle);
+    auto p = placer.PlaceGang(state, job, rng);
+    EXPECT_TRUE(p);
+    return p ? p->front().node.value : ~0U;
+  }
+};
+
+TEST_F(GangDrawTest, TheCyclesStreamDoesNotMatter) {
+  for (const char* name : {"r-0013", "r-0016", "train"}) {
+    const std::uint32_t first = PlaceJob(name, 0, 1);
+    for (std::uint64_t cycle = 2; cycle < 20; ++cycle) EXPECT_EQ(PlaceJob(name, 0, cycle), first);
+  }
+}
+
+TEST_F(GangDrawTest, JobsAndRunSeedsDrawApart) {
+  std::set<std::uint32_t> by_name, by_seed;
+  for (int i = 0; i < 30; ++i) by_name.insert(PlaceJob("j" + std::to_string(i), 0, 1));
+  for (std::uint64_t seed = 0; seed < 30; ++seed) by_seed.insert(PlaceJob("j0", seed, 1));
+  EXPECT_EQ(by_name.size(), 3U);
+  EXPECT_EQ(by_seed.size(), 3U);
+}
+
 }  // namespace
 }  // namespace tessera

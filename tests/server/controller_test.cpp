@@ -1,7 +1,8 @@
 // The controller's state machine in process, on a real SqliteStore and a hand-driven clock:
 // binds, agent reports, exits, restarts within maxRestarts, lost nodes, strays, cancel, a
-// restart of the controller that re-adopts running tasks, and a randomized run checking that
-// no GPU is ever bound to two live tasks.
+// restart of the controller that re-adopts running tasks, a randomized run checking that no
+// GPU is ever bound to two live tasks, and one checking that the job index (phase listings,
+// /v1/status and /v1/queues counts) agrees with a pass over every job, restarts included.
 #include "server/controller.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -755,6 +757,85 @@ TEST_F(ControllerTest, JobListingsPageWithContinue) {
   running.limit = 1;
   running.phase = api::JobPhase::kRunning;
   EXPECT_EQ(walk(running), (std::vector<std::string>{"job-0", "job-1"}));
+}
+
+// The job index (job_index.h) against a pass over every job: each phase's listing holds exactly
+// the jobs of that phase, /v1/status counts them, and /v1/queues' pending, active and finished
+// jobs and allocated GPUs match the jobs' summaries and the nodes'. After random submissions,
+// cancels, purges, exits and lost nodes, and after a restart (the index rebuilt on load).
+TEST_F(ControllerTest, TheJobIndexAgreesWithAPassOverEveryJob) {
+  auto check = [&](int step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    const Json all = controller_->ListJobs({}).jobs;
+    std::map<std::string, std::vector<std::string>> by_phase;
+    std::map<std::string, std::map<std::string, int>> by_queue;  // queue -> figure -> count
+    for (const auto& j : all) {
+      const auto phase = j["phase"].get<std::string>();
+      by_phase[phase].push_back(j["name"].get<std::string>());
+      const bool finished = j["finishTimeMs"].get<Tick>() != 0;
+      ++by_queue[j["queue"].get<std::string>()][finished             ? "finishedJobs"
+                                                : phase == "Pending" ? "pendingJobs"
+                                                                     : "activeJobs"];
+    }
+    const Json status = controller_->ServerStatus();
+    EXPECT_EQ(status["jobs"].size(), by_phase.size()) << status.dump();
+    for (const auto& [phase, names] : by_phase) {
+      EXPECT_EQ(status["jobs"].value(phase, 0), std::ssize(names)) << phase;
+      JobFilter f;
+      f.phase = api::ParseJobPhase(phase);
+      std::vector<std::string> listed;
+      for (const auto& j : controller_->ListJobs(f).jobs)
+        listed.push_back(j["name"].get<std::string>());
+      EXPECT_EQ(listed, names) << phase;
+    }
+    double queue_gpus = 0, node_gpus = 0;
+    for (const auto& row : controller_->ListQueues()) {
+      for (const char* figure : {"pendingJobs", "activeJobs", "finishedJobs"})
+        EXPECT_EQ(row[figure].get<int>(), by_queue[row["name"].get<std::string>()][figure])
+            << row.dump();
+      queue_gpus += row["gpusAllocated"].get<double>();
+    }
+    for (const auto& n : controller_->ListNodes()) node_gpus += n["gpusAllocated"].get<double>();
+    EXPECT_EQ(queue_gpus, node_gpus);
+  };
+  for (int n = 0; n < 3; ++n) Register("node-" + std::to_string(n));
+  std::mt19937 rng(11);
+  int submitted = 0;
+  for (int step = 0; step < 120; ++step) {
+    const int op = static_cast<int>(rng() % 6);
+    const std::string some = "j" + std::to_string(submitted > 0 ? rng() % submitted : 0);
+    if (op == 0) {
+      const std::string q = rng() % 2 == 0 ? "default" : "team-b";
+      Submit("apiVersion: tessera/v1\nkind: TrainingJob\nmetadata: {name: j" +
+             std::to_string(submitted++) + ", queue: " + q +
+             "}\nspec: {workers: " + std::to_string(1 + rng() % 2) +
+             ", gpusPerWorker: " + std::to_string(1 + rng() % 3) + ", command: [run]}\n");
+    } else if (op == 1) {
+      controller_->RunSchedulingCycle();
+    } else if (op == 2) {
+      for (const char* q : {"default", "team-b"}) {
+        (void)controller_->Cancel(q, some);
+        (void)controller_->Purge(q, some);
+      }
+    } else if (op == 3) {
+      for (int n = 0; n < 3; ++n) {
+        const std::string node = "node-" + std::to_string(n);
+        std::vector<TaskReport> reports;
+        for (const auto& l : Beat(node).run)
+          reports.push_back(rng() % 2 == 0 ? Exited(l.task_id, 0) : Running(l.task_id, 1));
+        Beat(node, reports);
+      }
+    } else if (op == 4) {
+      now_ += 11'000;
+      for (int n = 0; n < 2; ++n) Beat("node-" + std::to_string(n));
+      controller_->CheckLiveness();
+      Register("node-2");
+    } else if (step > 60 && step % 30 == 0) {
+      Open();  // the index rebuilt from the store
+    }
+    check(step);
+  }
+  EXPECT_GT(submitted, 10);
 }
 
 }  // namespace

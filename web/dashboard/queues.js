@@ -90,8 +90,7 @@ function drawChart() {
       pointRadius: 0, borderWidth: 2, stepped: true, spanGaps: true,
     };
   });
-  const title = `dominant share of each leaf queue (the controller's samples, one every ${intervalS} s, ` +
-    'and now)';
+  const title = `dominant share of each leaf queue (sampled every ${intervalS} s)`;
   if (!chart) {
     chart = new Chart($('share-chart'), {
       type: 'line',

@@ -193,8 +193,8 @@ std::optional<TaskPlacement> ColocationCycle::PlaceOnlineTask(
 bool ColocationCycle::WaitsForReleased(const TaskPlacer& placer, const Workload& job) {
   if (snap_.releasing.empty()) return false;
   auto fits = [&] {
-    Rng trial(snap_.seed);
-    auto placed = placer.PlaceGang(working_, job, trial);
+    Rng cycle(snap_.seed);
+    auto placed = placer.PlaceGang(working_, job, cycle);
     if (placed) working_.Release(*placed);
     return placed.has_value();
   };
@@ -206,7 +206,7 @@ bool ColocationCycle::WaitsForReleased(const TaskPlacer& placer, const Workload&
   return later;
 }
 
-void ColocationCycle::Before(const TaskPlacer& placer, Rng& rng, Decisions& out) {
+void ColocationCycle::Before(const TaskPlacer& placer, Rng& /*cycle*/, Decisions& out) {
   ReclaimCredit(out);
   for (const JobView* v : Pending(CoClass::kOnline)) {
     const Workload& job = *v->job;
@@ -216,6 +216,7 @@ void ColocationCycle::Before(const TaskPlacer& placer, Rng& rng, Decisions& out)
     Placement placed;
     std::vector<const JobView*> victims;
     bool ok = true;
+    Rng rng = placer.DrawsFor(job);  // as its gang placement's draws, not the cycle's
     for (int rank = 0; rank < job.TaskCount() && ok; ++rank) {
       auto t = PlaceOnlineTask(placer, rng, job, job.ShapeOfTask(rank), victims);
       if (!t) {

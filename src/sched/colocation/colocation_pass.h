@@ -33,7 +33,9 @@ class ColocationCycle {
 
   // True for a job the pass places itself (a pending online job): the regular cycle skips it.
   bool Owns(const JobView& v) const;
-  void Before(const TaskPlacer& placer, Rng& rng, Decisions& out);
+  // Places pending online jobs, each drawing from its own stream (TaskPlacer::DrawsFor), not
+  // from `cycle`.
+  void Before(const TaskPlacer& placer, Rng& cycle, Decisions& out);
   void After(Decisions& out);
 
  private:

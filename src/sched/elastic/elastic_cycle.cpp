@@ -106,7 +106,7 @@ void ElasticCycle::ReturnLent(ClusterState& state, Decisions& out) {
   lent_.clear();
 }
 
-void ElasticCycle::Grow(ClusterState& state, BackfillGate* gate, Rng& rng, Decisions& out,
+void ElasticCycle::Grow(ClusterState& state, BackfillGate* gate, Rng& /*cycle*/, Decisions& out,
                         GrowthLimit* limit) {
   struct Candidate {
     const Workload* job;
@@ -139,7 +139,7 @@ void ElasticCycle::Grow(ClusterState& state, BackfillGate* gate, Rng& rng, Decis
     const int from = static_cast<int>(current.size());
     const int most = limit != nullptr ? limit->MaxWorkers(*k.job, from) : 0;
     if (limit != nullptr && most <= from) continue;
-    auto grown = GrowElastic(state, *k.job, current, placer_, rng, most);
+    auto grown = GrowElastic(state, *k.job, current, placer_, most);
     if (!grown) continue;
     if (limit != nullptr) limit->Grew(*k.job, from, static_cast<int>(grown->size()));
     if (k.running) {

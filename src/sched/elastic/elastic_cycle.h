@@ -70,8 +70,9 @@ class ElasticCycle {
 
   // Grows running and newly bound elastic jobs — highest priority first, then earliest
   // submitted — into idle GPUs, never onto a node `gate` reserves (when given), nor beyond what
-  // `limit` allows (when given).
-  void Grow(ClusterState& state, BackfillGate* gate, Rng& rng, Decisions& out,
+  // `limit` allows (when given). Each job's draws come from its own stream
+  // (TaskPlacer::DrawsFor), not from `cycle`.
+  void Grow(ClusterState& state, BackfillGate* gate, Rng& cycle, Decisions& out,
             GrowthLimit* limit = nullptr);
 
  private:

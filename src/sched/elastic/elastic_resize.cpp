@@ -21,7 +21,7 @@ Workload WithWorkers(const Workload& job, int workers) {
 }
 
 std::optional<Placement> GrowElastic(ClusterState& state, const Workload& job,
-                                     const Placement& current, const TaskPlacer& placer, Rng& rng,
+                                     const Placement& current, const TaskPlacer& placer,
                                      int max_workers) {
   const int max = max_workers > 0 ? std::min(max_workers, MaxWorkers(job)) : MaxWorkers(job);
   if (current.empty() || static_cast<int>(current.size()) >= max) return std::nullopt;
@@ -64,6 +64,7 @@ std::optional<Placement> GrowElastic(ClusterState& state, const Workload& job,
     --level;
   }
   Placement grown = current;
+  Rng rng = placer.DrawsFor(job);
   while (static_cast<int>(grown.size()) < max) {
     auto task = placer.Place(state, shape, job.allowed_models, rng, &candidates);
     if (!task || !state.Apply({*task})) break;

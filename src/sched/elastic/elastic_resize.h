@@ -29,9 +29,10 @@ Workload WithWorkers(const Workload& job, int workers);
 // `max_workers` when it is smaller and above 0), on
 // nodes inside the domain that already holds all of it (its span level), so that growing never
 // spreads the job wider. Takes their resources in `state`. Returns the grown placement, or
-// nullopt when not one worker could be added.
+// nullopt when not one worker could be added. Ties are drawn from the job's own stream
+// (TaskPlacer::DrawsFor), as its placement's are.
 std::optional<Placement> GrowElastic(ClusterState& state, const Workload& job,
-                                     const Placement& current, const TaskPlacer& placer, Rng& rng,
+                                     const Placement& current, const TaskPlacer& placer,
                                      int max_workers = 0);
 
 // Gives back the ranks from `workers` on (REQUIRES: current is applied in `state`) and returns

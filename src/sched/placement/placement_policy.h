@@ -33,7 +33,8 @@ enum class TieBreak {
   // that the FGD paper's baselines behave as published.
   kNodeOrder,
   // One seeded uniform draw among the tied nodes (Kubernetes' own selectHost). Tessera's
-  // scheduler default: node names carry no meaning in a real cluster.
+  // scheduler default: node names carry no meaning in a real cluster. Each job draws from a
+  // stream of its own (TaskPlacer::DrawsFor), so the draw does not depend on the cycle.
   kSeededDraw,
 };
 
@@ -43,6 +44,11 @@ struct PlacementConfig {
   // kNodeOrder: each node's rank, indexed by NodeId; the lower rank wins a tie (default: none =
   // by node name). The allocation experiment draws one permutation per seed, as the reference.
   std::vector<std::uint32_t> node_rank;
+  // The run's seed of every seeded draw (ties, GPUs drawn at random): each job draws from a
+  // stream seeded by this and the job (TaskPlacer::DrawsFor), never by the scheduling cycle, so
+  // the simulator and the controller, which run different numbers of cycles, draw alike.
+  // Default 0: the controller's (`tessera sim --seed 0`, the default, reproduces its draws).
+  std::uint64_t draw_seed = 0;
   TargetWorkload
       target_workload;  // fgd: the expected task shapes (default: none = no fragmentation)
   // fgd-strand: every task shape of the workload with its count (default: none = use
@@ -85,10 +91,14 @@ class PlacementPolicy {
     tie_break_ = t;
     node_rank_ = std::move(node_rank);
   }
+  // PlacementConfig::draw_seed.
+  std::uint64_t draw_seed() const { return draw_seed_; }
+  void set_draw_seed(std::uint64_t seed) { draw_seed_ = seed; }
 
  private:
   TieBreak tie_break_ = TieBreak::kSeededDraw;
   std::vector<std::uint32_t> node_rank_;
+  std::uint64_t draw_seed_ = 0;
 };
 
 // The policies registered by name: random, dotprod, clustering, packing, bestfit, fgd, firstfit.

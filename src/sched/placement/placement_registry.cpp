@@ -35,6 +35,7 @@ Result<std::unique_ptr<PlacementPolicy>> MakePlacementPolicy(std::string_view na
     if (n != name) continue;
     auto policy = factory(config);
     policy->set_tie_break(config.tie_break, config.node_rank);
+    policy->set_draw_seed(config.draw_seed);
     return policy;
   }
   std::string known;

@@ -123,8 +123,15 @@ TaskPlacement TaskPlacer::PlaceOn(const ClusterState& state, NodeId node, const 
                        shape.gpus > 0 ? shape.gpu_milli : 0, shape.cpu_milli, shape.memory_mib};
 }
 
+Rng TaskPlacer::DrawsFor(const Workload& job) const {
+  const std::uint64_t key =
+      job.name.empty() ? Rng::Mix(0x6a6f62 /* "job" */, job.id.value) : Rng::HashText(job.name);
+  return Rng(Rng::Mix(policy_.draw_seed(), key));
+}
+
 std::optional<Placement> TaskPlacer::PlaceGang(ClusterState& state, const Workload& job,
-                                               Rng& rng) const {
+                                               Rng& /*cycle*/) const {
+  Rng rng = DrawsFor(job);
   // The greedy baseline ignores topology, role affinity included.
   if (gangs_ == nullptr || !HasRoleAffinity(job)) return PlaceGangOnModels(state, job, rng);
   const Cluster& cluster = state.cluster();

@@ -94,7 +94,16 @@ class TaskPlacer {
   // failure gives back what it took and returns nullopt: a gang is all-or-nothing. A job that
   // names a topology level the cluster does not have is not placed (NeverFitsReason says why).
   // An RLJob's role affinities (role_affinity.h) hold in every placement it returns.
-  std::optional<Placement> PlaceGang(ClusterState& state, const Workload& job, Rng& rng) const;
+  // Its draws come from DrawsFor(job), not from `cycle` (the cycle's stream, kept in the
+  // signature for the callers that still thread it through): the same job on the same state is
+  // placed the same whichever cycle, and whatever placements before it, it falls in.
+  std::optional<Placement> PlaceGang(ClusterState& state, const Workload& job, Rng& cycle) const;
+
+  // The stream of one job's seeded draws (tie-breaks, GPUs drawn at random): seeded by the
+  // policy's draw seed (PlacementConfig::draw_seed) and the job's name, or its id when it has
+  // none. The name, not the id, because the controller numbers jobs by their units, the
+  // simulator by trace row. Each placement of the job starts the stream afresh.
+  Rng DrawsFor(const Workload& job) const;
 
   // Jobs that name a speed per GPU model (Workload::gpu_model_speeds) are tried on their
   // fastest model first, then the next, then on any mix (gpu_model_speed.h). Off: the models

@@ -4,19 +4,11 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/rng.h"
+
 namespace tessera {
 
 namespace {
-
-// Stable 64-bit FNV-1a: the synthetic team of a user must not change across runs or builds.
-std::uint64_t Fnv1a(std::string_view s) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 // Errors name the key in the queue file's terms: "key 'queues[2].guaranteed.gpu': negative".
 std::unexpected<Error> Bad(const std::string& key, const std::string& why) {
@@ -270,7 +262,8 @@ int QueueTree::Find(std::string_view path_or_name) const {
 int QueueTree::LeafFor(std::string_view user, std::string_view job_name) const {
   if (auto it = by_user_.find(user); it != by_user_.end()) return it->second;
   if (unmatched_ == "hash" && !leaves_.empty()) {
-    const std::uint64_t h = Fnv1a(user.empty() ? job_name : user);
+    // Stable across runs and builds: the synthetic team of a user must not change.
+    const std::uint64_t h = Rng::HashText(user.empty() ? job_name : user);
     return leaves_[h % leaves_.size()];
   }
   if (!unmatched_.empty()) return Find(unmatched_);

@@ -740,6 +740,13 @@ std::string ZoomPercentAxis(json& chart) {
       floor);
 }
 
+// page.Chart for a percent chart, zoomed by ZoomPercentAxis and its caption saying so.
+void PercentChart(Page& page, std::string_view id, std::string_view title,
+                  std::string_view caption_html, json chart) {
+  const std::string note = ZoomPercentAxis(chart);
+  page.Chart(id, title, std::string(caption_html) + note, std::move(chart));
+}
+
 std::string ZoomNote(const DemandZoom& zoom) {
   if (zoom.from_percent == 0) return "";
   return fmt::format(
@@ -1037,22 +1044,16 @@ void AddColocation(Page& page, const std::vector<Policy>& policies) {
     }
     return chart;
   };
-  json alloc_chart = chart_of(alloc, "Allocated (%)", "allocated");
-  const std::string alloc_zoom = ZoomPercentAxis(alloc_chart);
-  page.Chart("chart-colocation-allocation", "GPU allocation ratio",
-             "GPU milli held by online replicas and offline tasks (oversold shares included) over "
-             "the cluster's GPUs, against simulated time. Higher is better; dedicated pools leave "
-             "the online pool's trough idle." +
-                 alloc_zoom,
-             std::move(alloc_chart));
-  json slo_chart = chart_of(slo, "Demand served within the SLO (%)", "SLO");
-  const std::string slo_zoom = ZoomPercentAxis(slo_chart);
-  page.Chart("chart-colocation-slo", "Inference SLO attainment",
-             "Share of the fleet's demand served by replicas running below their target "
-             "utilisation on GPUs not oversubscribed, per step. 100% is the goal; dips are "
-             "replicas waiting for GPUs or sharing a GPU with oversold offline work." +
-                 slo_zoom,
-             std::move(slo_chart));
+  PercentChart(page, "chart-colocation-allocation", "GPU allocation ratio",
+               "GPU milli held by online replicas and offline tasks (oversold shares included) "
+               "over the cluster's GPUs, against simulated time. Higher is better; dedicated "
+               "pools leave the online pool's trough idle.",
+               chart_of(alloc, "Allocated (%)", "allocated"));
+  PercentChart(page, "chart-colocation-slo", "Inference SLO attainment",
+               "Share of the fleet's demand served by replicas running below their target "
+               "utilisation on GPUs not oversubscribed, per step. 100% is the goal; dips are "
+               "replicas waiting for GPUs or sharing a GPU with oversold offline work.",
+               chart_of(slo, "Demand served within the SLO (%)", "SLO"));
   page.EndSection();
 }
 
@@ -1102,22 +1103,16 @@ void AddServing(Page& page, const std::vector<Policy>& policies, const json& sum
              "count as missed). Higher is better; it follows the offered rate until the "
              "replicas saturate.",
              chart_of("goodput_rps", "Goodput (requests/s)", " rps", 1));
-  json slo_chart = chart_of("slo_attainment", "Requests within the SLOs (%)", "%", 100);
-  const std::string slo_zoom = ZoomPercentAxis(slo_chart);
-  page.Chart(
-      "chart-serving-slo", "SLO attainment",
-      "Share of requests that met both SLOs, rejected requests counted as missed." + slo_zoom,
-      std::move(slo_chart));
+  PercentChart(page, "chart-serving-slo", "SLO attainment",
+               "Share of requests that met both SLOs, rejected requests counted as missed.",
+               chart_of("slo_attainment", "Requests within the SLOs (%)", "%", 100));
   page.Chart("chart-serving-ttft", "TTFT p99",
              "99th-percentile time to first token of the requests served (rejected ones are "
              "left out). Lower is better.",
              chart_of("ttft_p99_ms", "TTFT p99 (ms)", " ms", 1));
-  json hit_chart = chart_of("prefix_hit_rate", "Prefix hit rate (%)", "%", 100);
-  const std::string hit_zoom = ZoomPercentAxis(hit_chart);
-  page.Chart(
-      "chart-serving-hit", "Prefix hit rate",
-      "Prompt tokens served from KV cache over prompt tokens of the requests served." + hit_zoom,
-      std::move(hit_chart));
+  PercentChart(page, "chart-serving-hit", "Prefix hit rate",
+               "Prompt tokens served from KV cache over prompt tokens of the requests served.",
+               chart_of("prefix_hit_rate", "Prefix hit rate (%)", "%", 100));
   page.Chart("chart-serving-imbalance", "Load imbalance",
              "Max over mean running requests per replica, averaged over the time any request "
              "runs (DESIGN.md). 1 is a perfect balance; with fewer requests running than "
