@@ -12,6 +12,7 @@
 #include "sched/placement/gpu_model_speed.h"
 #include "sched/placement/topology_gang_placer.h"
 #include "sched/preemption/priority_preemption.h"
+#include "sched/queue/queue_order.h"
 #include "sched/quota/fair_share_cycle.h"
 
 namespace tessera {
@@ -109,33 +110,6 @@ Result<Scheduler> Scheduler::Create(const SchedulerConfig& config) {
         config.queue_policy == "drf-naive" ? VictimOrder::kNaive : VictimOrder::kCheckpointAware;
   }
   return s;
-}
-
-namespace {
-
-// A job's place in the queue order: ties by priority, key, submit time, job id.
-struct OrderPlace {
-  int neg_priority;
-  OrderKey key;
-  Tick submit;
-  JobId id;
-  const JobView* view;
-};
-
-OrderPlace PlaceOf(const QueuePolicy& policy, const JobView& v, Tick now) {
-  return {-v.job->priority, policy.Key(v, now), v.job->submit, v.job->id, &v};
-}
-
-// "a comes after b": std::*_heap with this comparator keeps the earliest job on top.
-bool Later(const OrderPlace& a, const OrderPlace& b) {
-  return std::tie(a.neg_priority, a.key, a.submit, a.id) >
-         std::tie(b.neg_priority, b.key, b.submit, b.id);
-}
-
-}  // namespace
-
-bool Scheduler::QueueOrderBefore(const JobView& a, const JobView& b, Tick now) const {
-  return Later(PlaceOf(*queue_, b, now), PlaceOf(*queue_, a, now));
 }
 
 // The jobs in policy order, produced lazily: a heap over `jobs` merged with the caller's

@@ -16,8 +16,8 @@
 #include <string>
 
 #include "core/cluster_state.h"
-#include "core/colocation_config.h"
 #include "sched/backfill/backfill_gate.h"
+#include "core/colocation_config.h"
 #include "sched/decision.h"
 #include "sched/placement/placement_policy.h"
 #include "sched/placement/task_placer.h"
@@ -88,10 +88,6 @@ class Scheduler {
   // without any arrival or completion (e.g. a LAS threshold crossing, or under drf a running
   // job reaching the reclaim grace), or kNever.
   Tick NextReorderTime(const Snapshot& snap) const;
-
-  // Whether pending job `a` comes before `b` in this scheduler's queue order at `now` (by
-  // priority, policy key, submit time, id): the order Snapshot::pending_in_order must keep.
-  bool QueueOrderBefore(const JobView& a, const JobView& b, Tick now) const;
 
   const QueuePolicy& queue_policy() const { return *queue_; }
   const PlacementPolicy& placement_policy() const { return *placement_; }

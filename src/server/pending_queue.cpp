@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sched/elastic/elastic_resize.h"
+#include "sched/queue/queue_order.h"
 #include "server/service_scaling.h"
 
 namespace tessera {
@@ -58,7 +59,7 @@ std::vector<std::int64_t> PendingQueue::Update(const ControllerState& state,
     changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
   }
   const auto before = [&](const JobView* a, const JobView* b) {
-    return order.QueueOrderBefore(*a, *b, now);
+    return QueueOrderBefore(order.queue_policy(), *a, *b, now);
   };
   // 1. The views of changed jobs leave the order: found by their place in it (they are still
   //    alive), then taken out in one pass.

@@ -14,6 +14,7 @@
 #include "sched/placement/gpu_model_speed.h"
 #include "sched/placement/task_placer.h"
 #include "sched/placement/topology_gang_placer.h"
+#include "sched/queue/queue_order.h"
 #include "sim/event_queue.h"
 #include "sim/queue_file.h"
 #include "sim/stats.h"
@@ -199,7 +200,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
   std::vector<JobView> views(jobs.size());
   std::vector<const JobView*> pending_sorted;
   auto queue_order = [&](const JobView* a, const JobView* b) {
-    return scheduler->QueueOrderBefore(*a, *b, 0);
+    return QueueOrderBefore(scheduler->queue_policy(), *a, *b, 0);
   };
   auto enqueue = [&](std::size_t j) {
     JobView& v = views[j];

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <random>
 
+#include "sched/queue/queue_order.h"
 #include "server/job_views.h"
 #include "server/live_task_index.h"
 #include "server/pending_queue.h"
@@ -369,7 +370,7 @@ TEST(SnapshotBuilderTest, ThePendingQueueDecidesAsAFullSnapshotAcrossCycles) {
       // The queue is in the scheduler's order, and the pending units are those of the full one.
       const auto& order = queue.in_order();
       EXPECT_TRUE(std::is_sorted(order.begin(), order.end(), [&](auto* a, auto* b) {
-        return scheduler->QueueOrderBefore(*a, *b, now);
+        return QueueOrderBefore(scheduler->queue_policy(), *a, *b, now);
       }));
       std::size_t pending = 0;
       for (const auto& v : full.snap.jobs) {
