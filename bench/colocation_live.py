@@ -40,7 +40,9 @@ static provisioning for the peak, evictions (JobPreempted of offline tasks by co
 Standard library only; run with Debian's /usr/bin/python3. Not run in CI (about 11 minutes with
 the defaults: two setups of 25 modelled hours at 12 s each).
 
-  bench/colocation_live.py --bin-dir build --out out/colocation-two-clocks [--hours 24]
+  bench/colocation_live.py --bin-dir build --out out/colocation-two-clocks [--hours 24] \
+      [--doc docs/benchmarks.md]
+  bench/colocation_live.py --bounds-of out/colocation-two-clocks/plan.json
 """
 
 import argparse
@@ -142,6 +144,8 @@ def run_sim(args, work):
             "replica_seconds_saved": 1 - r["online_replica_seconds"]
             / r["static_peak_replica_seconds"],
             "evictions": r["evictions"],
+            "evictions_for_online": r["evictions_for_online"],
+            "evictions_for_credit": r["evictions_for_credit"],
             "offline_tasks_submitted": r["offline_tasks_submitted"],
             "offline_tasks_done": r["offline_tasks_done"],
             "online_replica_starts": r["online_replica_starts"]}
@@ -171,6 +175,9 @@ class Cluster:
                "--endpoint-file", endpoint, "--insecure", "--queue-policy", "backfill",
                "--placement-policy", "fgd", "--heartbeat-interval", f"{step:.3f}",
                "--autoscale-interval-ms", str(round(step * 1000)), "--gateway", self.gateway,
+               # A replica scaled in leaves at the next step, as in the simulator (whose step
+               # frees it at once), not after a second (5 modelled minutes here).
+               "--drain-min-ms", str(round(step * 1000)),
                "--usage-window", f"{plan['usageWindowSeconds'] * compress:.3f}"]
         if setup != "dedicated":
             config = os.path.join(work, "colocation.yaml")
@@ -219,15 +226,22 @@ class Cluster:
             since = events[-1]["seq"]
 
     def evictions_since(self, since):
-        count = 0
+        """(evictions for an online replica, for credit taken back) after event `since`."""
+        online = credit = 0
         while True:
             status, body = http("GET", self.url + f"/v1/events?since={since}&limit=1000",
                                 timeout=10)
             events = body.get("events", []) if status == 200 and body else []
             if not events:
-                return count
-            count += sum(1 for e in events if e.get("type") == "JobPreempted"
-                         and "co-location" in e.get("message", ""))
+                return online, credit
+            for e in events:
+                message = e.get("message", "")
+                if e.get("type") != "JobPreempted" or "co-location" not in message:
+                    continue
+                if "took back" in message:
+                    credit += 1
+                else:
+                    online += 1
             since = events[-1]["seq"]
 
     def stop(self):
@@ -339,7 +353,9 @@ def running_replicas(cluster, name):
 
 
 def allocation(cluster):
-    return sum(n["gpusAllocated"] for n in cluster.ready_nodes()) / cluster.gpus
+    """GPUs held ÷ the cluster's, oversold shares included (as the simulator counts them)."""
+    return sum(n["gpusAllocated"] + n.get("oversold", 0)
+               for n in cluster.ready_nodes()) / cluster.gpus
 
 
 def write_usage(usage_dir, name, share):
@@ -395,7 +411,8 @@ class Replay:
                                        for s in services), 60, "the first replicas")
             except TimeoutError:
                 for s in services:
-                    log(f"{s['name']}: {http('GET', cluster.url + '/v1/jobs/default/' + s['name'])}")
+                    job = http("GET", cluster.url + "/v1/jobs/default/" + s["name"])
+                    log(f"{s['name']}: {job}")
                 raise
             return self.drive(cluster, services, loads, usage_dir)
         finally:
@@ -453,7 +470,7 @@ class Replay:
             time.sleep(max(0.0, 0.05 - (time.time() - t0 - now)))
         for load in loads:
             load.stop = True
-        evictions = cluster.evictions_since(eviction_seq or 0)
+        for_online, for_credit = cluster.evictions_since(eviction_seq or 0)
         by_second = {}
         done_all = []
         for s, load in zip(services, loads):
@@ -483,11 +500,36 @@ class Replay:
             "static_peak_replica_seconds": static,
             "replica_seconds_saved": 1 - replica_live_s * scale / static,
             "offline_tasks_submitted": submitted_measured,
-            "evictions": evictions,
+            "evictions": for_online + for_credit,
+            "evictions_for_online": for_online,
+            "evictions_for_credit": for_credit,
             "measured_live_seconds": measured_s,
         }
         log(f"{self.setup}: {json.dumps(result)}")
         return result
+
+
+def autoscale_bounds(plan, windows=(1, 5)):
+    """What any autoscaler could save against static provisioning for the peak, on the plan's
+    measured steps: fluid (replicas follow max x load exactly: 1 - mean/peak), whole replicas
+    (max(1, ceil(max x load))), and whole replicas held for the scale-down window (the most
+    wanted over the last `w` steps, as HPA's stabilisation)."""
+    first = round(plan["warmupSeconds"] / plan["stepSeconds"])
+    steps = round(plan["horizonSeconds"] / plan["stepSeconds"])
+    peak = sum(s["maxReplicas"] for s in plan["services"]) * steps
+    fluid = whole = 0.0
+    held = {w: 0.0 for w in windows}
+    for s in plan["services"]:
+        want = [max(1, math.ceil(s["maxReplicas"] * x - 1e-9)) for x in s["load"]]
+        for k in range(first, first + steps):
+            fluid += s["maxReplicas"] * s["load"][k]
+            whole += want[k]
+            for w in windows:
+                held[w] += max(want[max(0, k - w + 1):k + 1])
+    out = {"fluid": 1 - fluid / peak, "whole_replicas": 1 - whole / peak}
+    for w in windows:
+        out[f"whole_replicas_window_{w}_steps"] = 1 - held[w] / peak
+    return out
 
 
 def within(sim, live, key, count=False):
@@ -543,6 +585,7 @@ def two_clocks(args):
             live_runs.append(Replay(setup, args.oversell, plan, args).run())
         rows = comparison(sim_runs, live_runs)
         results = {"experiment": "colocation-two-clocks", "simulated_gpus": True,
+                   "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                    "gpus": args.online_nodes + args.offline_nodes,
                    "online_nodes": args.online_nodes, "offline_nodes": args.offline_nodes,
                    "hour_seconds": args.hour_seconds, "hours": args.hours,
@@ -552,6 +595,7 @@ def two_clocks(args):
                    "services": [{"name": s["name"], "max_replicas": s["maxReplicas"],
                                  "gpus": s["gpus"]} for s in plan["services"]],
                    "offline_tasks": len(plan["offline"]),
+                   "autoscale_bounds": autoscale_bounds(plan),
                    "load_average": {"start": start_load, "end": os.getloadavg()},
                    "sim": sim_runs, "live": live_runs, "comparison": rows}
         with open(os.path.join(args.out, "summary.json"), "w") as f:
@@ -564,6 +608,13 @@ def two_clocks(args):
 BEGIN = ("<!-- bench/run co-location two clocks: begin (generated by bench/run --parts "
          "colocation from out/.../results.json; edit bench/colocation_live.py, not this) -->")
 END = "<!-- bench/run co-location two clocks: end -->"
+
+
+def evictions(r):
+    """'total (for a replica + for credit)'."""
+    if "evictions_for_online" not in r:
+        return str(r["evictions"])
+    return f"{r['evictions']} ({r['evictions_for_online']} + {r['evictions_for_credit']})"
 
 
 def render(results, date, cores):
@@ -594,18 +645,18 @@ def render(results, date, cores):
                      f"{'yes' if r['within'] else '**no**'} |")
     lines.append("")
     lines.append("| setup | clock | GPU allocation | SLO attainment (time / requests) | "
-                 "replica-seconds saved vs static peak | evictions |")
+                 "replica-seconds saved vs static peak | evictions (for a replica + credit) |")
     lines.append("|---|---|---:|---:|---:|---:|")
     for live in results["live"]:
         sim = results["sim"][live["setup"]]
         lines.append(f"| {live['setup']} | simulator | {100 * sim['gpu_allocation_ratio']:.1f} % "
                      f"| {100 * sim['slo_attainment_time']:.2f} % / – | "
-                     f"{100 * sim['replica_seconds_saved']:.1f} % | {sim['evictions']} |")
+                     f"{100 * sim['replica_seconds_saved']:.1f} % | {evictions(sim)} |")
         req = live["slo_attainment_requests"]
         lines.append(f"| {live['setup']} | live | {100 * live['gpu_allocation_ratio']:.1f} % | "
                      f"{100 * live['slo_attainment_time']:.2f} % / "
                      f"{100 * req:.2f} % | {100 * live['replica_seconds_saved']:.1f} % | "
-                     f"{live['evictions']} |")
+                     f"{evictions(live)} |")
     lines += ["", END]
     return "\n".join(lines) + "\n"
 
@@ -628,20 +679,53 @@ def add_arguments(p):
     p.add_argument("--keep", action="store_true", help="keep each setup's state and logs")
 
 
-def main():
+def parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--bin-dir", default=os.path.join(REPO, "build"))
     p.add_argument("--out", default=os.path.join(REPO, "out", "colocation-two-clocks"))
+    p.add_argument("--doc", help="regenerate this Markdown file's section (docs/benchmarks.md)")
+    p.add_argument("--render", metavar="SUMMARY_JSON",
+                   help="only regenerate --doc from a run's summary.json")
+    p.add_argument("--bounds-of", metavar="PLAN",
+                   help="only print what any autoscaler could save on this plan file")
     add_arguments(p)
+    return p
+
+
+def default_args(bin_dir, out, **overrides):
+    """The defaults, for bench/run (side_by_side.py --parts colocation)."""
+    args = parser().parse_args([])
+    args.bin_dir, args.out = os.path.abspath(bin_dir), out
+    for k, v in overrides.items():
+        setattr(args, k, v)
+    return args
+
+
+def main():
+    p = parser()
     args = p.parse_args()
+    if args.bounds_of:
+        print(json.dumps(autoscale_bounds(json.load(open(args.bounds_of))), indent=2))
+        return
     args.bin_dir = os.path.abspath(args.bin_dir)
     window = 300 * args.hour_seconds / 3600
     if abs(window - round(window)) > 1e-9 or round(window) < 1:
         p.error("--hour-seconds: the 5-minute scale-down window must be whole live seconds "
                 "(tesserad takes whole seconds): use a multiple of 12")
+    if args.render:
+        return write_doc(args.doc, json.load(open(args.render)))
     results = two_clocks(args)
     print_comparison(results["comparison"])
     print(f"summary: {os.path.join(args.out, 'summary.json')}")
+    if args.doc:
+        write_doc(args.doc, results)
+
+
+def write_doc(doc, results):
+    import side_by_side  # its section writer; it imports this module, so not at the top
+    section = render(results, results.get("date", "(date not recorded)"), os.cpu_count())
+    side_by_side.update_doc(doc, section, BEGIN, END)
+    log(f"section written to {doc}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,9 @@ Slurm: Debian 12's 22.05 cannot register gres/gpu on emulated nodes, so each GPU
 one CPU (`-c G`; `-N K --exclusive` for gangs of whole nodes). Every output says so.
 Tessera: one tesserad and one tessera-agent --simulate-nodes N (simulated GPUs, real processes).
 
+  colocation  co-location's two clocks (issue 17): one drawn workload of autoscaled services
+          and offline batch work, live and in the simulator (bench/colocation_live.py).
+
 Standard library only; run with Debian's /usr/bin/python3.
 """
 
@@ -34,6 +37,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+
+import colocation_live
 
 GPU_MODEL_NOTE = ("Slurm: each GPU modelled as one CPU (gres/gpu does not register on emulated "
                   "nodes in Debian 12's Slurm 22.05)")
@@ -1082,6 +1087,13 @@ def render_two_clocks(results):
     return "\n".join(lines) + "\n"
 
 
+def render_colocation(doc, results):
+    if results.get("colocation_two_clocks"):
+        section = colocation_live.render(results["colocation_two_clocks"], results["date"],
+                                         results["machine"]["cores"])
+        update_doc(doc, section, colocation_live.BEGIN, colocation_live.END)
+
+
 def main():
     # SIGTERM unwinds like Ctrl-C, so that every cluster's `finally` stops its daemons.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
@@ -1089,7 +1101,9 @@ def main():
     ap.add_argument("--bin-dir", help="where tessera, tesserad and tessera-agent are")
     ap.add_argument("--out", help="results directory")
     ap.add_argument("--workdir", default=None)
-    ap.add_argument("--parts", default="burst,replay,twoclocks")
+    ap.add_argument("--parts", default="burst,replay,twoclocks,colocation")
+    ap.add_argument("--colocation-hours", type=float, default=24,
+                    help="colocation: modelled hours after the warm-up (12 live s each)")
     ap.add_argument("--burst-jobs", type=int, default=1000)
     ap.add_argument("--burst-nodes", default="128,1000")
     ap.add_argument("--burst-repeats", type=int, default=3,
@@ -1115,6 +1129,7 @@ def main():
             update_doc(args.doc, render(results))
         if results.get("two_clocks"):
             update_doc(args.doc, render_two_clocks(results), TWO_BEGIN, TWO_END)
+        render_colocation(args.doc, results)
         return
     if not args.bin_dir or not args.out:
         ap.error("--bin-dir and --out are required")
@@ -1165,6 +1180,9 @@ def main():
         results["replay"] = rep
     if "twoclocks" in parts:
         results["two_clocks"] = two_clocks(args)
+    if "colocation" in parts:
+        results["colocation_two_clocks"] = colocation_live.two_clocks(colocation_live.default_args(
+            args.bin_dir, os.path.join(args.out, "colocation"), hours=args.colocation_hours))
     results["machine"]["load_average_end"] = os.getloadavg()
     json.dump(results, open(os.path.join(args.out, "results.json"), "w"), indent=2)
     log(f"results in {args.out}/results.json")
@@ -1173,6 +1191,7 @@ def main():
             update_doc(args.doc, render(results))
         if results.get("two_clocks"):
             update_doc(args.doc, render_two_clocks(results), TWO_BEGIN, TWO_END)
+        render_colocation(args.doc, results)
         log(f"tables written to {args.doc}")
 
 

@@ -104,6 +104,9 @@ void Agent::StartLogServer() {
     return new httplib::ThreadPool(2 * ExecSessions::kMaxSessions + 16);
   };
   log_server_->set_keep_alive_max_count(100'000);
+  // No Nagle delay between an answer's headers and its body: on a kept-alive connection it
+  // would wait for the controller's delayed ACK (40 ms) on every exec read.
+  log_server_->set_tcp_nodelay(true);
   log_server_->set_keep_alive_timeout(10);
   const bool tls = options_.endpoint_tls.enabled();
   const std::string controller = options_.endpoint_tls.controller_cn;

@@ -117,6 +117,27 @@ Json LatencyJson(const LatencySummary& s) {
   return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"count", s.count}};
 }
 
+// Request by request, where the live and the simulated cache hits differ: how many requests,
+// the tokens each side found that the other did not, the first few such requests, and the
+// requests each side refused (an early rejection leaves its prompt uncached for later turns).
+Json PerRequestHits(const std::vector<ReplayOutcome>& live, const std::vector<std::int64_t>& sim) {
+  std::int64_t differ = 0, live_more = 0, sim_more = 0;
+  Json first = Json::array(), live_refused = Json::array(), sim_rejected = Json::array();
+  for (std::size_t i = 0; i < live.size() && i < sim.size(); ++i) {
+    if (live[i].status != 200) live_refused.push_back(i);
+    if (sim[i] < 0) sim_rejected.push_back(i);
+    if (live[i].status != 200 || sim[i] < 0 || live[i].cached_tokens == sim[i]) continue;
+    ++differ;
+    (live[i].cached_tokens > sim[i] ? live_more : sim_more) +=
+        std::abs(live[i].cached_tokens - sim[i]);
+    if (first.size() < 10)
+      first.push_back({{"request", i}, {"live", live[i].cached_tokens}, {"sim", sim[i]}});
+  }
+  return {{"requests_hit_differently", differ}, {"hit_tokens_live_only", live_more},
+          {"hit_tokens_sim_only", sim_more},    {"first", first},
+          {"live_refused", live_refused},       {"sim_rejected", sim_rejected}};
+}
+
 Json LiveFigures(const std::vector<ReplayOutcome>& outcomes, double* mean_ttft, double* hit_rate) {
   std::vector<double> ttft, late;
   std::int64_t ok = 0, rejected = 0, failed = 0;
@@ -288,6 +309,7 @@ Result<Json> RunBenchServing(const BenchServingFlags& f) {
               {"slo_tbt_ms", f.slo_tbt_ms},
               {"burst_spacing_ms", f.burst_spacing_ms},
               {"sim_load_view", f.load_view},
+              {"per_request", PerRequestHits(outcomes, sim->hit_tokens)},
               {"live", live},
               {"sim",
                {{"completed", sim->completed},

@@ -16,7 +16,7 @@ int CapacityFor(std::size_t replicas) {
 // Engines without KV events: forget each replica's least recently routed blocks beyond what
 // its cache could hold.
 std::int64_t IndexCapacity(const EngineProfile& engine, int block_tokens) {
-  return std::max<std::int64_t>(1, engine.kv_cache_tokens / std::max(1, block_tokens));
+  return serve::IndexCapacityFor(engine, block_tokens);
 }
 
 }  // namespace

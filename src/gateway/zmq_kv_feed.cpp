@@ -68,6 +68,55 @@ std::optional<std::pair<std::string, int>> HostPort(const std::string& url) {
   return std::pair{rest.substr(0, colon), port};
 }
 
+// One replica's stream: each message's batch decoded, re-keyed and applied to the index.
+class ZmqKvFeed {
+ public:
+  ZmqKvFeed(ServiceRoutes& service, std::string url)
+      : service_(service),
+        url_(std::move(url)),
+        keys_(service.block_tokens(),
+              static_cast<std::size_t>(std::max<std::int64_t>(1, 2 * service.index_capacity()))) {}
+
+  // frames: [topic, sequence, payload].
+  void Apply(const std::vector<std::string>& frames) {
+    const std::uint64_t seq = BigEndian(frames[1]);
+    if (last_seq_ && seq != *last_seq_ + 1) {
+      spdlog::warn("KV events of {}: batches {} to {} lost", url_, *last_seq_ + 1, seq - 1);
+    }
+    last_seq_ = seq;
+    const std::string& payload = frames[2];
+    auto batch = DecodeVllmKvEventBatch(std::as_bytes(std::span(payload.data(), payload.size())));
+    if (!batch) {
+      spdlog::warn("KV events of {}: batch {} skipped: {}", url_, seq, batch.error().message);
+      return;
+    }
+    events_.clear();
+    std::int64_t unmapped = 0;
+    for (const serve::EngineKvEvent& e : *batch) unmapped += keys_.Translate(e, &events_);
+    if (unmapped > 0) spdlog::debug("KV events of {}: {} blocks not keyed", url_, unmapped);
+    const auto stored = std::count_if(events_.begin(), events_.end(), [](const serve::KvEvent& e) {
+      return e.kind == serve::KvEvent::Kind::kStored;
+    });
+    const std::int64_t held = service_.ApplyKvEvents(url_, events_);
+    const bool was_unknown = keys_.agreement() == serve::EngineBlockKeys::Agreement::kUnknown;
+    const std::vector<serve::KvEvent> retract = keys_.Observe(stored, held);
+    if (!retract.empty()) service_.ApplyKvEvents(url_, retract);
+    if (was_unknown && keys_.agreement() == serve::EngineBlockKeys::Agreement::kDisagrees) {
+      spdlog::warn(
+          "KV events of {}: {}+ stored blocks, none of a prompt routed there: the engine's token "
+          "ids are not the gateway's (docs/serving.md); only AllBlocksCleared is used from now",
+          url_, serve::EngineBlockKeys::kAgreementWindow);
+    }
+  }
+
+ private:
+  ServiceRoutes& service_;
+  std::string url_;
+  serve::EngineBlockKeys keys_;
+  std::vector<serve::KvEvent> events_;
+  std::optional<std::uint64_t> last_seq_;
+};
+
 }  // namespace
 
 Status AddKvEventEndpoint(const std::string& value, KvEventSources* sources) {
@@ -102,55 +151,21 @@ void FollowZmqKvEvents(std::shared_ptr<ServiceRoutes> service, std::string url,
   zmq_setsockopt(socket, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
   zmq_setsockopt(socket, ZMQ_LINGER, &linger, sizeof linger);
   zmq_setsockopt(socket, ZMQ_SUBSCRIBE, topic.data(), topic.size());
-  if (zmq_connect(socket, endpoint.c_str()) != 0) {
+  if (zmq_connect(socket, endpoint.c_str()) == 0) {
+    spdlog::info("KV events of {}: subscribed to {} (vLLM's ZMQ format)", url, endpoint);
+    ZmqKvFeed feed(*service, url);
+    std::vector<std::string> frames;
+    auto checked = std::chrono::steady_clock::now();
+    while (!stop->load()) {
+      if (std::chrono::steady_clock::now() - checked > std::chrono::seconds(1)) {
+        if (!StillInService(*service, url)) break;
+        checked = std::chrono::steady_clock::now();
+      }
+      if (ReceiveMessage(socket, &frames) && frames.size() >= 3) feed.Apply(frames);
+    }
+  } else {
     spdlog::warn("KV events of {}: cannot connect to {}: {}", url, endpoint,
                  zmq_strerror(zmq_errno()));
-    zmq_close(socket);
-    running->store(false);
-    return;
-  }
-  spdlog::info("KV events of {}: subscribed to {} (vLLM's ZMQ format)", url, endpoint);
-  const auto bound =
-      static_cast<std::size_t>(std::max<std::int64_t>(1, 2 * service->index_capacity()));
-  serve::EngineBlockKeys keys(service->block_tokens(), bound);
-  std::vector<std::string> frames;
-  std::vector<serve::KvEvent> events;
-  std::optional<std::uint64_t> last_seq;
-  auto checked = std::chrono::steady_clock::now();
-  while (!stop->load()) {
-    if (std::chrono::steady_clock::now() - checked > std::chrono::seconds(1)) {
-      if (!StillInService(*service, url)) break;
-      checked = std::chrono::steady_clock::now();
-    }
-    if (!ReceiveMessage(socket, &frames) || frames.size() < 3) continue;
-    const std::uint64_t seq = BigEndian(frames[1]);
-    if (last_seq && seq != *last_seq + 1) {
-      spdlog::warn("KV events of {}: batches {} to {} lost", url, *last_seq + 1, seq - 1);
-    }
-    last_seq = seq;
-    const std::string& payload = frames[2];
-    auto batch = DecodeVllmKvEventBatch(std::as_bytes(std::span(payload.data(), payload.size())));
-    if (!batch) {
-      spdlog::warn("KV events of {}: batch {} skipped: {}", url, seq, batch.error().message);
-      continue;
-    }
-    events.clear();
-    std::int64_t unmapped = 0;
-    for (const serve::EngineKvEvent& e : *batch) unmapped += keys.Translate(e, &events);
-    if (unmapped > 0) spdlog::debug("KV events of {}: {} blocks not keyed", url, unmapped);
-    const auto stored = std::count_if(events.begin(), events.end(), [](const serve::KvEvent& e) {
-      return e.kind == serve::KvEvent::Kind::kStored;
-    });
-    const std::int64_t held = service->ApplyKvEvents(url, events);
-    const bool was_unknown = keys.agreement() == serve::EngineBlockKeys::Agreement::kUnknown;
-    const std::vector<serve::KvEvent> retract = keys.Observe(stored, held);
-    if (!retract.empty()) service->ApplyKvEvents(url, retract);
-    if (was_unknown && keys.agreement() == serve::EngineBlockKeys::Agreement::kDisagrees) {
-      spdlog::warn(
-          "KV events of {}: {} stored blocks, none of a prompt routed there: the engine's token "
-          "ids are not the gateway's (docs/serving.md); only AllBlocksCleared is used from now",
-          url, serve::EngineBlockKeys::kAgreementWindow);
-    }
   }
   zmq_close(socket);
   running->store(false);

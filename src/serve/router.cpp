@@ -1,8 +1,13 @@
 #include "serve/router.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace tessera::serve {
+
+std::int64_t IndexCapacityFor(const EngineProfile& engine, int block_tokens) {
+  return std::max<std::int64_t>(1, engine.kv_cache_tokens / std::max(1, block_tokens));
+}
 
 Router::Router(std::unique_ptr<RoutingPolicy> policy, int replicas, int block_tokens,
                EngineProfile engine, RoutingConfig config, std::int64_t index_capacity_per_replica)

@@ -17,6 +17,11 @@
 
 namespace tessera::serve {
 
+// The per-replica bound on the index a router in front of real engines keeps (the gateway's):
+// no more blocks than the engine profile's KV cache holds, so that without KV events it forgets
+// each replica's least recently routed blocks.
+std::int64_t IndexCapacityFor(const EngineProfile& engine, int block_tokens);
+
 class Router {
  public:
   // REQUIRES: policy != nullptr, replicas > 0, block_tokens > 0. index_capacity_per_replica:

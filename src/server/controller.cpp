@@ -134,11 +134,15 @@ void Controller::RunAutoscaleTick(SignalReader& reader) {
   if (targets.empty()) return;
   // Replicas and the gateway are asked without the lock: a slow replica holds up no one else.
   const auto signals = reader.Read(ReplicaUrls(targets));
-  std::lock_guard lock(core_.mu);
-  const DrainOptions drain{core_.options().drain_min_ms, core_.options().drain_timeout_ms};
-  if (auto s = ApplyScalingLocked(core_, targets, signals, drain); !s)
-    spdlog::warn("autoscaling: {}", s.error().message);
-  if (core_.schedule_requested) core_.wake_scheduler.notify_all();
+  {
+    std::lock_guard lock(core_.mu);
+    const DrainOptions drain{core_.options().drain_min_ms, core_.options().drain_timeout_ms};
+    if (auto s = ApplyScalingLocked(core_, targets, signals, drain); !s)
+      spdlog::warn("autoscaling: {}", s.error().message);
+    if (core_.schedule_requested) core_.wake_scheduler.notify_all();
+  }
+  // /metrics shows the services' new replica counts from this tick on (metrics_view.h).
+  metrics_view_.Refresh();
 }
 
 void Controller::AutoscaleLoop() {

@@ -67,6 +67,14 @@ std::optional<ExecTarget> FindTarget(Controller& c, const httplib::Request& req,
   return ExecTarget{loc->agent_url, loc->task_id};
 }
 
+// Where a session this controller opened lives; else (opened before a failover, or dropped here
+// as idle) found through its job, as at its start.
+std::optional<ExecTarget> KnownOrFound(const std::optional<ExecSessionEntry>& known, Controller& c,
+                                       const httplib::Request& req, httplib::Response& res) {
+  if (known) return ExecTarget{known->agent_url, known->task_id};
+  return FindTarget(c, req, res);
+}
+
 // The agent's answer, status, body and X-Tessera-* headers, as ours.
 void Relay(const httplib::Result& r, const std::string& agent_url, httplib::Response& res) {
   if (!r) {
@@ -167,12 +175,8 @@ void ApiServer::ExecRoutes() {
         std::int64_t wait_ms = 0;
         auto query = IoQuery(req, res, &wait_ms);
         if (!query) return;
-        // A session this controller did not open (before a failover, or dropped here
-        // as idle) is found through its job, as at its start.
         auto known = sessions->Use(session, user, req.matches[1], std::chrono::steady_clock::now());
-        std::optional<ExecTarget> target;
-        if (known) target = ExecTarget{known->agent_url, known->task_id};
-        if (!target) target = FindTarget(c, req, res);
+        auto target = KnownOrFound(known, c, req, res);
         if (!target) return;
         BorrowedAgentClient agent(*agents, target->agent_url,
                                   static_cast<int>(wait_ms / 1000 + 10));
@@ -188,14 +192,15 @@ void ApiServer::ExecRoutes() {
       });
   http_->Delete(R"(/v1/exec/(.+))", [&c, sessions, agents, user_of](const httplib::Request& req,
                                                                     httplib::Response& res) {
-    auto target = FindTarget(c, req, res);
-    if (!target) return;
     const std::string session = req.get_param_value("session");
     if (!ValidSession(session))
       return SendError(res, Error::Code::kInvalidArgument, "session: expected 32 hex digits");
     const std::string user = user_of(req);
-    if (sessions->Use(session, user, req.matches[1], std::chrono::steady_clock::now()))
-      sessions->Remove(session);
+    // Its place is freed even when its task has ended meanwhile (the agent ended it then).
+    auto known = sessions->Use(session, user, req.matches[1], std::chrono::steady_clock::now());
+    if (known) sessions->Remove(session);
+    auto target = KnownOrFound(known, c, req, res);
+    if (!target) return;
     BorrowedAgentClient agent(*agents, target->agent_url, 10);
     Relay(agent->Delete(("/v1/exec/" + session).c_str(), {{"X-Tessera-User", user}}),
           target->agent_url, res);

@@ -34,7 +34,7 @@ void LiveTaskIndex::Take(const ControllerState& state, const CycleCluster& clust
   e.unit = {t.job_id, t.unit};
   e.rank = t.rank;
   e.node = nid->second;
-  e.placement = LivePlacementOf(t, nid->second);
+  e.placement = PlacementOfTask(t, nid->second);
   e.oversold = t.oversold;
   e.applied = static_cast<bool>(taken_->Apply(ChargedPlacement({e.placement}, e.oversold)));
   if (!e.applied) unfit_.insert(id);

@@ -6,7 +6,8 @@
 // job and queue counts are those published after every commit and cycle (published_status.h,
 // kept as jobs change by job_index.h), and the node, GPU-use and autoscaling gauges are
 // gathered by Refresh (the liveness loop calls RefreshIfDue, at most once per
-// `min_gather_interval`) in one short hold of the lock that copies numbers and bounded names.
+// `min_gather_interval`, and each autoscale tick Refresh) in one short hold of the lock that
+// copies numbers and bounded names.
 // With a `min_gather_interval` of zero every scrape refreshes first (tests).
 //
 // Thread-safety: every method is thread-safe.

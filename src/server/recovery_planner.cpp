@@ -30,16 +30,6 @@ SparePool ChooseSpares(const RecoveryTopology& topology, const ClusterState& sta
 
 namespace {
 
-TaskPlacement PlacementOfTask(const TaskRecord& t, NodeId node) {
-  TaskPlacement tp;
-  tp.node = node;
-  for (int g : t.gpus) tp.gpu_mask |= static_cast<std::uint16_t>(1U << g);
-  tp.gpu_milli = t.gpus.empty() ? 0 : t.gpu_milli;
-  tp.cpu_milli = t.cpu_milli;
-  tp.memory_mib = t.memory_mib;
-  return tp;
-}
-
 bool NodeCanRun(const ControllerState& state, const std::string& name) {
   auto it = state.nodes.find(name);
   return it != state.nodes.end() && it->second.schedulable();

@@ -26,16 +26,6 @@ bool Schedulable(const JobState& job) {
   return false;
 }
 
-TaskPlacement LivePlacementOf(const TaskRecord& t, NodeId node) {
-  TaskPlacement tp;
-  tp.node = node;
-  for (int g : t.gpus) tp.gpu_mask |= static_cast<std::uint16_t>(1U << g);
-  tp.gpu_milli = t.gpus.empty() ? 0 : t.gpu_milli;
-  tp.cpu_milli = t.cpu_milli;
-  tp.memory_mib = t.memory_mib;
-  return tp;
-}
-
 namespace {
 
 // Marks the nodes the scheduler must not use (not Ready, running strays, cordoned) unhealthy.
@@ -67,7 +57,7 @@ UnitPlacements TakeLiveTasks(const ControllerState& state, const CycleCluster& c
     if (nid == cluster.ids.end()) continue;
     for (auto id : ids) {
       const TaskRecord& t = state.tasks.at(id);
-      const TaskPlacement tp = LivePlacementOf(t, nid->second);
+      const TaskPlacement tp = PlacementOfTask(t, nid->second);
       if (t.oversold) live.oversold.insert({t.job_id, t.unit});
       live.tasks[{t.job_id, t.unit}].push_back(id);
       if (!working.Apply(ChargedPlacement({tp}, t.oversold))) {
@@ -108,6 +98,16 @@ std::int32_t UsedGpuMilli(const ControllerState& state, const std::vector<std::i
 }
 
 }  // namespace
+
+TaskPlacement PlacementOfTask(const TaskRecord& t, NodeId node) {
+  TaskPlacement tp;
+  tp.node = node;
+  for (int g : t.gpus) tp.gpu_mask |= static_cast<std::uint16_t>(1U << g);
+  tp.gpu_milli = t.gpus.empty() ? 0 : t.gpu_milli;
+  tp.cpu_milli = t.cpu_milli;
+  tp.memory_mib = t.memory_mib;
+  return tp;
+}
 
 void AddRegisteredNodes(const ControllerState& state, const std::vector<std::string>& levels,
                         Cluster& cluster, CycleCluster* out) {

@@ -27,6 +27,10 @@ namespace tessera {
 class LiveTaskIndex;
 class PendingQueue;
 
+// A task's resources on `node`, as the scheduler places them (its whole GPU share, oversold or
+// not: ChargedPlacement decides what the working state takes).
+TaskPlacement PlacementOfTask(const TaskRecord& t, NodeId node);
+
 // The registered nodes (in name order) as the scheduler's Cluster; rebuilt only when a node
 // is added or changes shape (ControllerState::node_generation).
 struct CycleCluster {
@@ -73,9 +77,6 @@ bool Schedulable(const JobState& job);
 // A unit by (job id, unit index), and the placement of each with live tasks, rank i at i.
 using UnitKey = std::pair<std::int64_t, int>;
 using UnitPlacements = std::map<UnitKey, Placement>;
-
-// Where live task `t` runs on `node`, as the scheduler sees it.
-TaskPlacement LivePlacementOf(const TaskRecord& t, NodeId node);
 
 // A unit as the snapshot saw it; the decision applier checks it has not changed since.
 struct SnapshotUnit {

@@ -2,9 +2,12 @@
 #include "engine/engine_runner.h"
 
 #include <gtest/gtest.h>
+#include <msgpack.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+
+#include "engine/zmq_kv_publisher.h"
 
 namespace tessera::engine {
 namespace {
@@ -90,6 +93,41 @@ TEST(EngineRunner, KvEventFeedStartsWithASnapshot) {
   ASSERT_TRUE(feed->Next(&messages, 1000));
   ASSERT_FALSE(messages.empty());
   EXPECT_NE(messages.back().find("BlockStored"), std::string::npos);
+}
+
+TEST(ZmqKvPublisher, EncodesVllmsArrayLayout) {
+  // [ts, [["BlockStored", hashes, parent, token_ids, block_size, lora_id, medium],
+  //       ["BlockRemoved", hashes, medium], ["AllBlocksCleared"]]]: what vLLM's msgspec
+  // structs with array_like=True encode to, and what llm-d's decoder reads.
+  serve::EngineKvEvent stored{serve::EngineKvEvent::Kind::kStored, {EngineHash(7)}, EngineHash(3)};
+  stored.token_ids = {1, 2};
+  stored.block_size = 2;
+  const std::string bytes = EncodeKvEventBatch(12.5, {stored,
+                                                      {serve::EngineKvEvent::Kind::kRemoved, {9}},
+                                                      {serve::EngineKvEvent::Kind::kCleared}});
+  msgpack_unpacked u;
+  msgpack_unpacked_init(&u);
+  std::size_t off = 0;
+  ASSERT_EQ(msgpack_unpack_next(&u, bytes.data(), bytes.size(), &off), MSGPACK_UNPACK_SUCCESS);
+  const msgpack_object& batch = u.data;
+  ASSERT_EQ(batch.type, MSGPACK_OBJECT_ARRAY);
+  ASSERT_EQ(batch.via.array.size, 2u);
+  EXPECT_DOUBLE_EQ(batch.via.array.ptr[0].via.f64, 12.5);
+  const msgpack_object_array& events = batch.via.array.ptr[1].via.array;
+  ASSERT_EQ(events.size, 3u);
+  const msgpack_object_array& s = events.ptr[0].via.array;
+  ASSERT_EQ(s.size, 7u);
+  EXPECT_EQ(std::string(s.ptr[0].via.str.ptr, s.ptr[0].via.str.size), "BlockStored");
+  EXPECT_EQ(s.ptr[1].via.array.ptr[0].via.u64, EngineHash(7));
+  EXPECT_EQ(s.ptr[2].via.u64, EngineHash(3));
+  EXPECT_EQ(s.ptr[3].via.array.size, 2u);
+  EXPECT_EQ(s.ptr[4].via.u64, 2u);
+  EXPECT_EQ(s.ptr[5].type, MSGPACK_OBJECT_NIL);
+  EXPECT_EQ(std::string(s.ptr[6].via.str.ptr, s.ptr[6].via.str.size), "GPU");
+  EXPECT_EQ(events.ptr[1].via.array.size, 3u);
+  EXPECT_EQ(events.ptr[2].via.array.size, 1u);
+  EXPECT_NE(EngineHash(7), 7u);  // the engine's names are not the router's
+  msgpack_unpacked_destroy(&u);
 }
 
 }  // namespace

@@ -182,6 +182,32 @@ TEST(ColocationCycleTest, OnlineEvictsTheCheapestOfflineSet) {
   EXPECT_EQ(state.allocated_gpu_milli(), 2000);  // a (1000) and the replica (1000)
 }
 
+// Live, victims hold their GPUs until their processes are gone (Snapshot::releasing). A replica
+// that waits for them keeps what is already free: a victim requeued meanwhile must not take
+// the half GPU its partner freed, or it is evicted again for the same replica, over and over
+// (the live two clocks saw 9 evictions of two tasks for one replica in 0.4 s).
+TEST(ColocationCycleTest, AWaitingReplicaKeepsWhatItsVictimsFreed) {
+  Fixture f;
+  const Workload& r0 = f.Add(WorkloadKind::kInference, 1000, 100);
+  const Workload& requeued = f.Add(WorkloadKind::kBatch, 500);  // its process has exited
+  const Workload& r1 = f.Add(WorkloadKind::kInference, 1000, 100);
+  ClusterState state(f.cluster);
+  Snapshot snap;
+  snap.now = 50 * kSecond;
+  snap.jobs = {Running(r0, 0, 0), Pending(requeued), Pending(r1)};
+  ASSERT_TRUE(state.Apply(snap.jobs[0].placement));
+  // The other victim still stopping on GPU 1, its half taken until it is gone.
+  const Placement stopping = {TaskPlacement{NodeId(0), 0b10, 500, 1000, 1024}};
+  ASSERT_TRUE(state.Apply(stopping));
+  snap.releasing.push_back(stopping);
+  const Decisions d = Colocating(500).Schedule(snap, state);
+  for (const Decision& x : d) {
+    EXPECT_NE(x.job, requeued.id) << "the requeued victim was placed again";
+    EXPECT_NE(x.kind, Decision::Kind::kPreempt);
+  }
+  EXPECT_TRUE(d.empty());
+}
+
 TEST(ColocationCycleTest, OfflineNeverEvictsOnline) {
   Fixture f;
   const Workload& r0 = f.Add(WorkloadKind::kInference, 1000, 100);

@@ -60,6 +60,46 @@ TEST(ColocationCliTest, RunsTheSetupsAndWritesTheSummary) {
   EXPECT_TRUE(std::filesystem::exists(dir / "report.html"));
 }
 
+// --write-plan then --plan: the second run, on the plan file alone (no --hours, no load trace),
+// gives the first one's results (bench/colocation_live.py replays the same file live).
+TEST(ColocationCliTest, PlanWrittenThenRunGivesTheSameResults) {
+  const auto dir = std::filesystem::temp_directory_path() / "tessera-colocation-cli-plan";
+  std::filesystem::remove_all(dir);
+  const std::string plan = dir.string() + "-plan.json";
+  auto [rc, out] = RunCommand(Bin() +
+                              " sim --experiment colocation --workload fleet --cluster 4x2:H100 "
+                              "--hours 2 --setups dedicated,colocate --oversell 0.5 "
+                              "--write-plan " +
+                              plan + " --out " + (dir / "a").string());
+  ASSERT_EQ(rc, 0) << out;
+  std::ifstream pin(plan);
+  ASSERT_TRUE(pin);
+  const auto p = nlohmann::json::parse(pin);
+  EXPECT_EQ(p["kind"], "colocation-plan");
+  EXPECT_EQ(p["horizonSeconds"], 7200.0);
+  EXPECT_FALSE(p["offline"].empty());
+  auto [rc2, out2] = RunCommand(Bin() +
+                                " sim --experiment colocation --cluster 4x2:H100 --setups "
+                                "dedicated,colocate --oversell 0.5 --plan " +
+                                plan + " --out " + (dir / "b").string());
+  ASSERT_EQ(rc2, 0) << out2;
+  const auto a = nlohmann::json::parse(std::ifstream(dir / "a" / "summary.json"));
+  const auto b = nlohmann::json::parse(std::ifstream(dir / "b" / "summary.json"));
+  ASSERT_EQ(a["results"].size(), 2u);
+  ASSERT_EQ(b["results"].size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    for (const char* key : {"gpu_allocation_ratio", "slo_attainment", "online_replica_seconds",
+                            "evictions", "offline_tasks_submitted"}) {
+      EXPECT_EQ(a["results"][i][key], b["results"][i][key]) << i << " " << key;
+    }
+  }
+  std::ofstream(plan) << "{\"kind\": \"colocation-plan\"}";
+  auto [rc3, out3] = RunCommand(Bin() + " sim --experiment colocation --cluster 4x2 --plan " +
+                                plan + " --out " + (dir / "c").string());
+  EXPECT_NE(rc3, 0);
+  EXPECT_NE(out3.find(plan + ": stepSeconds: is missing"), std::string::npos) << out3;
+}
+
 TEST(ColocationCliTest, RefusesABadConfigNamingFileKeyAndReason) {
   const auto dir = std::filesystem::temp_directory_path() / "tessera-colocation-cli-bad";
   std::filesystem::remove_all(dir);

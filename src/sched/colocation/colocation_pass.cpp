@@ -192,18 +192,42 @@ std::optional<TaskPlacement> ColocationCycle::PlaceOnlineTask(
 
 bool ColocationCycle::WaitsForReleased(const TaskPlacer& placer, const Workload& job) {
   if (snap_.releasing.empty()) return false;
-  auto fits = [&] {
+  auto trial_place = [&] {
     Rng cycle(snap_.seed);
     auto placed = placer.PlaceGang(working_, job, cycle);
     if (placed) working_.Release(*placed);
-    return placed.has_value();
+    return placed;
   };
-  if (fits()) return false;
+  if (trial_place()) return false;
   for (const Placement& p : snap_.releasing) working_.Release(p);
-  const bool later = fits();
+  const std::optional<Placement> later = trial_place();
   // Only a trial placement, given back, was made in between: these apply again.
   for (const Placement& p : snap_.releasing) (void)working_.Apply(p);
-  return later;
+  if (!later) return false;
+  // What of its place is free already stays the job's for the rest of the cycle, so that the
+  // regular cycle does not hand it to offline work (a requeued victim would take it back, and
+  // be evicted again for the same job next cycle).
+  (void)working_.Apply(FreePartOf(*later));
+  return true;
+}
+
+Placement ColocationCycle::FreePartOf(const Placement& p) const {
+  Placement part;
+  for (const TaskPlacement& t : p) {
+    const NodeState& n = working_.node(t.node);
+    TaskPlacement rest{t.node, 0, 0, std::min(t.cpu_milli, n.free.cpu_milli),
+                       std::min(t.memory_mib, n.free.memory_mib)};
+    ForEachGpu(t, [&](int g) {
+      const std::int32_t free = std::min(t.gpu_milli, n.gpu_free[g]);
+      if (free > 0) {
+        part.push_back({t.node, static_cast<std::uint16_t>(1u << g), free, rest.cpu_milli,
+                        rest.memory_mib});
+        rest.cpu_milli = rest.memory_mib = 0;  // taken once, with the first GPU's part
+      }
+    });
+    if (rest.cpu_milli > 0 || rest.memory_mib > 0) part.push_back(rest);
+  }
+  return part;
 }
 
 void ColocationCycle::Before(const TaskPlacer& placer, Rng& /*cycle*/, Decisions& out) {

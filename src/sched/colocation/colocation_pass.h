@@ -52,8 +52,11 @@ class ColocationCycle {
   void ReclaimCredit(Decisions& out);
   std::vector<const JobView*> Pending(CoClass cls) const;
   // Whether `job` does not fit now but will once the gangs being stopped are gone
-  // (Snapshot::releasing; live only, the simulator frees at once).
+  // (Snapshot::releasing; live only, the simulator frees at once). When it waits, the part of
+  // the place it will take that is free now is reserved in working_ for this cycle.
   bool WaitsForReleased(const TaskPlacer& placer, const Workload& job);
+  // The part of `p` free in working_ now (per GPU, CPU and memory).
+  Placement FreePartOf(const Placement& p) const;
   // Places one task of an online job, evicting offline tasks on one node if it must; the
   // victims are appended to `victims` (already released in working_).
   std::optional<TaskPlacement> PlaceOnlineTask(const TaskPlacer& placer, Rng& rng,

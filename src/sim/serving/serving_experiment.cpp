@@ -95,7 +95,9 @@ class ServingSimulation {
 
   void StartStep(std::int64_t now, std::size_t r) {
     const std::int64_t duration = engines_[r].BeginStep();
-    ApplyKvEvents(r);
+    // The simulated engine publishes a step's events when the step ends, those of its admission
+    // (evictions) included: the gateway learns them then, and so does its view here.
+    if (options_.load_view != LoadView::kGateway) ApplyKvEvents(r);
     if (duration > 0) loop_.Schedule(now + duration, {ServingEvent::Kind::kStepDone, r});
   }
 
@@ -157,10 +159,14 @@ Result<ServingRun> RunServing(const LlmTrace& trace, const std::string& router,
   serve::RoutingConfig config = options.routing;
   config.slo_ttft_ms = options.slo_ttft_ms;
   const auto start = std::chrono::steady_clock::now();
-  ServingSimulation sim(
-      trace, options,
-      serve::Router(std::move(*policy), options.replicas, block_tokens, options.engine, config),
-      block_tokens, gpu_blocks);
+  // The gateway bounds its index per replica (serve::IndexCapacityFor); so does its view here.
+  const std::int64_t index_capacity = options.load_view == LoadView::kGateway
+                                          ? serve::IndexCapacityFor(options.engine, block_tokens)
+                                          : 0;
+  ServingSimulation sim(trace, options,
+                        serve::Router(std::move(*policy), options.replicas, block_tokens,
+                                      options.engine, config, index_capacity),
+                        block_tokens, gpu_blocks);
   const std::int64_t duration = sim.Run();
   ServingRun run;
   run.router = router;

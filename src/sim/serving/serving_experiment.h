@@ -20,7 +20,9 @@ namespace tessera {
 // What the router knows of the replicas' load when it decides. kEngine: the engines' own state
 // (what vLLM's metrics report, read without delay). kGateway: what tessera-gateway knows from
 // the requests it sent (serve::RoutedLoad: the whole uncached prompt is queued until the first
-// token, no KV utilisation), so a run decides from the same inputs as the live gateway.
+// token, no KV utilisation), with its block index bounded per replica as the gateway bounds it
+// (serve::IndexCapacityFor) and each step's KV events learned when the step ends, as the
+// simulated engine publishes them; so a run decides from the same inputs as the live gateway.
 enum class LoadView { kEngine, kGateway };
 Result<LoadView> ParseLoadView(std::string_view name);
 std::string_view LoadViewName(LoadView view);
@@ -61,6 +63,9 @@ struct ServingRun {
   // what no router can go below; near 2 when fewer requests run than there are replicas.
   double load_imbalance_floor = 0;
   double duration_seconds = 0;
+  // Prompt tokens each request found cached, in trace order; -1: rejected (for per-request
+  // comparisons such as the live replay's; not in summary.json).
+  std::vector<std::int64_t> hit_tokens;
   std::uint64_t events = 0;
   double wall_seconds = 0;
 };

@@ -76,6 +76,7 @@ void ServingMetrics::Finish(std::int64_t duration_us, ServingRun* run) const {
   std::int64_t met = 0;
   for (const PerRequest& r : requests_) {
     ++run->requests;
+    run->hit_tokens.push_back(r.rejected ? -1 : r.hit + r.host_hit);
     if (r.rejected) {
       ++run->rejected;
       continue;
