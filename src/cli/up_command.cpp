@@ -210,11 +210,12 @@ Status StartClusterAgent(const ClusterUpPlan& plan, const std::string& agent,
   return {};
 }
 
-// tesserad's command line for f.port (with --store etcd: on `etcd_endpoints`).
+// tesserad's command line for f.port (with --store etcd: `store_args`, how to reach etcd).
 std::vector<std::string> ControllerArgv(const UpFlags& f, const std::string& state,
                                         const std::string& tesserad,
                                         const std::optional<ClusterUpPlan>& plan,
-                                        const std::string& etcd_endpoints, const UpAccess& access) {
+                                        const std::vector<std::string>& store_args,
+                                        const UpAccess& access) {
   std::vector<std::string> argv = {tesserad,
                                    "--state",
                                    state,
@@ -244,8 +245,7 @@ std::vector<std::string> ControllerArgv(const UpFlags& f, const std::string& sta
   if (!f.recovery.empty()) argv.insert(argv.end(), {"--recovery", f.recovery});
   if (f.spares_per_domain >= 0)
     argv.insert(argv.end(), {"--spares-per-domain", std::to_string(f.spares_per_domain)});
-  if (!etcd_endpoints.empty())
-    argv.insert(argv.end(), {"--store", "etcd", "--etcd-endpoints", etcd_endpoints});
+  argv.insert(argv.end(), store_args.begin(), store_args.end());
   if (!f.gateway_url.empty()) argv.insert(argv.end(), {"--gateway", f.gateway_url});
   argv.insert(argv.end(), access.controller_args.begin(), access.controller_args.end());
   return argv;
@@ -470,11 +470,13 @@ Status RunUp(UpFlags f) {
   const int previous_port = f.port == 0 ? PreviousPort(state) : 0;
   if (previous_port != 0) f.port = previous_port;
   fs::remove(state + "/endpoint", ec);
-  std::string etcd_endpoints;
+  auto access = PrepareAccess(f, state);
+  if (!access) return std::unexpected(access.error());
+  std::vector<std::string> store_args;
   if (f.store == "etcd") {
-    auto endpoints = StartEtcdCluster(state, f.timeout);
-    if (!endpoints) return std::unexpected(endpoints.error());
-    etcd_endpoints = *endpoints;
+    auto etcd = StartEtcdCluster(state, f.timeout, access->tls ? &*access->tls : nullptr);
+    if (!etcd) return std::unexpected(etcd.error());
+    store_args = etcd->tesserad_args;
     if (f.port == 0) {
       // A port of its own from the start: a controller whose term ends comes back on it.
       auto port = PickFreePort();
@@ -482,16 +484,14 @@ Status RunUp(UpFlags f) {
       f.port = *port;
     }
   }
-  auto access = PrepareAccess(f, state);
-  if (!access) return std::unexpected(access.error());
-  auto argv = ControllerArgv(f, state, tesserad, plan, etcd_endpoints, *access);
+  auto argv = ControllerArgv(f, state, tesserad, plan, store_args, *access);
   auto url = StartController(f, state, argv);
   if (!url && previous_port != 0 && url.error().message.find("cannot bind") != std::string::npos) {
     // Someone else took the port meanwhile: any free one, and the agents restart to find it.
     std::cerr << "tessera up: port " << previous_port
               << " is no longer free; the controller takes another, and the agents restart\n";
     f.port = 0;
-    argv = ControllerArgv(f, state, tesserad, plan, etcd_endpoints, *access);
+    argv = ControllerArgv(f, state, tesserad, plan, store_args, *access);
     url = StartController(f, state, argv);
   }
   if (!url) return std::unexpected(url.error());

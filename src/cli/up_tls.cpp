@@ -89,6 +89,7 @@ Result<UpTls> EnsureUpTls(const std::string& state) {
     // A new CA signs new certificates.
     for (const auto* f : {&out.cert_file, &out.agent_cert_file, &out.client_cert_file})
       fs::remove(*f, ec);
+    fs::remove(dir + "/etcd.crt", ec);
   }
   const std::string loopback = "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
   struct Wanted {
@@ -109,6 +110,17 @@ Result<UpTls> EnsureUpTls(const std::string& state) {
       return std::unexpected(s.error());
   }
   return out;
+}
+
+Status EnsureEtcdTls(const std::string& state, UpTls& tls) {
+  const std::string dir = state + "/tls";
+  tls.etcd_cert_file = dir + "/etcd.crt";
+  tls.etcd_key_file = dir + "/etcd.key";
+  if (std::filesystem::exists(tls.etcd_cert_file) && std::filesystem::exists(tls.etcd_key_file))
+    return {};
+  return Sign(dir, "etcd", "/CN=tessera-etcd",
+              "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n",
+              tls.ca_file, dir + "/ca.key", dir + "/openssl.log");
 }
 
 }  // namespace tessera::cli

@@ -55,6 +55,9 @@ class Controller {
                                    bool queue_anyway = false) {
     return users_.Submit(text, hold, queue_anyway);
   }
+  ApiResult<nlohmann::json> Submit(JobSpec spec, bool hold, bool queue_anyway) {
+    return users_.Submit(std::move(spec), hold, queue_anyway);
+  }
   ApiResult<nlohmann::json> Release(const std::string& queue, const std::vector<std::string>& names,
                                     bool all) {
     return users_.Release(queue, names, all);

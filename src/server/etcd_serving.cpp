@@ -117,7 +117,11 @@ EtcdServing::Outcome EtcdServing::Run(const ServeLeader& serve, ControllerOption
   // Campaign until this controller leads.
   while (!signals_.stop_requested()) {
     if (!election) {
-      LeaderElection::Options eo{options_.endpoints, options_.prefix, options_.lease_ttl_s, url,
+      LeaderElection::Options eo{options_.endpoints,
+                                 options_.etcd_tls,
+                                 options_.prefix,
+                                 options_.lease_ttl_s,
+                                 url,
                                  static_cast<int>(::getpid())};
       auto started = LeaderElection::Start(std::move(eo));
       if (!started) {
@@ -132,8 +136,9 @@ EtcdServing::Outcome EtcdServing::Run(const ServeLeader& serve, ControllerOption
       election = std::move(*started);
       spdlog::info("standby at {} (etcd {}, lease {}; watching {})", url,
                    options_.endpoints.front(), election->lease(), election->leader_key());
-      watch = std::make_unique<EtcdKeyWatch>(options_.endpoints, election->leader_key(),
-                                             [&sleeper] { sleeper.Nudge(); });
+      watch =
+          std::make_unique<EtcdKeyWatch>(options_.endpoints, options_.etcd_tls,
+                                         election->leader_key(), [&sleeper] { sleeper.Nudge(); });
     }
     election->set_on_lost([this](const std::string& why) {
       spdlog::error("leadership lost: {}", why);
@@ -162,6 +167,7 @@ EtcdServing::Outcome EtcdServing::Run(const ServeLeader& serve, ControllerOption
   spdlog::info("leading (etcd lease {}); loading the state from etcd", election->lease());
   EtcdStore::Options so;
   so.endpoints = options_.endpoints;
+  so.tls = options_.etcd_tls;
   so.prefix = options_.prefix;
   so.fence = {election->leader_key(), election->lease()};
   so.on_term_end = [this](const std::string& why) {

@@ -15,6 +15,7 @@
 #include "core/status.h"
 #include "server/controller_options.h"
 #include "server/process_signals.h"
+#include "store/etcd_client.h"
 #include "store/store.h"
 
 namespace tessera {
@@ -30,6 +31,7 @@ class EtcdServing {
  public:
   struct Options {
     std::vector<std::string> endpoints;
+    EtcdTls etcd_tls;  // how the controller reaches etcd (https:// endpoints)
     std::string prefix = "/tessera/";
     int lease_ttl_s = 2;
     std::string listen = "127.0.0.1";

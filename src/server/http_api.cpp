@@ -176,14 +176,15 @@ void ApiServer::JobRoutes() {
   Controller& c = controller_;
   const auto guard = [this] { return guard_.get(); };
   PostDocument(h, "/v1/jobs", [&c, guard](const httplib::Request& req, httplib::Response& res) {
+    // Parsed once: the queue it names is what the caller must be allowed to submit to.
+    auto spec = ParseSubmission(req.body);
+    if (!spec) return SendError(res, spec.error());
     if (const RequestGuard* g = guard()) {
-      // The queue is the spec's: a spec that does not parse is refused by Submit itself.
-      if (auto spec = ParseJobSpec(req.body)) {
-        if (auto denial = g->CheckJobAction(req, Action::kSubmit, spec->queue))
-          return SendDenial(res, *denial);
-      }
+      if (auto denial = g->CheckJobAction(req, Action::kSubmit, spec->queue))
+        return SendDenial(res, *denial);
     }
-    auto job = c.Submit(req.body, TruthyParam(req, "hold"), TruthyParam(req, "queueAnyway"));
+    auto job =
+        c.Submit(std::move(*spec), TruthyParam(req, "hold"), TruthyParam(req, "queueAnyway"));
     if (!job) return SendError(res, job.error());
     SendJson(res, 201, *job);
   });

@@ -5,6 +5,7 @@
 //   tesserad --state /var/lib/tessera --port 7480
 //   tesserad --state DIR --port 0 --endpoint-file DIR/endpoint   (any free port, written down)
 //   tesserad --store etcd --etcd-endpoints URL,URL,URL --port 7480   (several: one leads)
+//   ... --etcd-endpoints https://... --etcd-ca-file CA --etcd-cert-file CRT --etcd-key-file KEY
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -25,6 +26,7 @@
 #include "server/scheduler_config.h"
 #include "spec/colocation_file.h"
 #include "spec/queue_file.h"
+#include "store/etcd_client.h"
 #include "store/sqlite_store.h"
 
 namespace {
@@ -60,6 +62,7 @@ struct Flags {
   std::string store = "sqlite";
   std::string etcd_endpoints;
   std::string etcd_prefix = "/tessera/";
+  tessera::EtcdTls etcd_tls;
   int lease_ttl_s = 2;
   std::string token_auth_file;
   std::string bootstrap_token_file;
@@ -122,6 +125,16 @@ void AddStoreFlags(CLI::App& app, Flags& f) {
                  "With --store etcd: the etcd members' client URLs, comma-separated");
   app.add_option("--etcd-prefix", f.etcd_prefix, "With --store etcd: the key prefix of the cluster")
       ->capture_default_str();
+  // As kube-apiserver's --etcd-cafile, --etcd-certfile and --etcd-keyfile.
+  app.add_option("--etcd-ca-file", f.etcd_tls.ca_file,
+                 "With https:// etcd endpoints: the CA that signed the members' certificates");
+  auto* cert = app.add_option("--etcd-cert-file", f.etcd_tls.cert_file,
+                              "With https:// etcd endpoints: this controller's client certificate "
+                              "(etcd --client-cert-auth)");
+  auto* key =
+      app.add_option("--etcd-key-file", f.etcd_tls.key_file, "The private key of --etcd-cert-file");
+  cert->needs(key);
+  key->needs(cert);
   AddRanged(app, "--lease-ttl", f.lease_ttl_s,
             "With --store etcd: seconds a leader's lease lives without renewal (failover "
             "takes about this long)",
@@ -437,6 +450,7 @@ int ServeEtcd(const Flags& f, const tessera::ControllerOptions& options,
     spdlog::error("--store etcd needs --etcd-endpoints URL[,URL...]");
     return 2;
   }
+  o.etcd_tls = f.etcd_tls;
   o.prefix = f.etcd_prefix;
   o.lease_ttl_s = f.lease_ttl_s;
   o.listen = f.listen;

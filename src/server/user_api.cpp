@@ -25,22 +25,32 @@ ApiError JobNotFound(const std::string& queue, const std::string& name) {
 
 }  // namespace
 
-ApiResult<Json> UserApi::Submit(std::string_view text, bool hold, bool queue_anyway) {
+ApiResult<JobSpec> ParseSubmission(std::string_view text) {
   std::vector<FieldError> fields;
   auto spec = ParseJobSpec(text, &fields);
   if (!spec) return std::unexpected(ApiError{spec.error(), fields});
-  if (!leaf_queues_.empty() && !leaf_queues_.contains(spec->queue)) {
+  return std::move(*spec);
+}
+
+ApiResult<Json> UserApi::Submit(std::string_view text, bool hold, bool queue_anyway) {
+  auto spec = ParseSubmission(text);
+  if (!spec) return std::unexpected(spec.error());
+  return Submit(std::move(*spec), hold, queue_anyway);
+}
+
+ApiResult<Json> UserApi::Submit(JobSpec spec, bool hold, bool queue_anyway) {
+  if (!leaf_queues_.empty() && !leaf_queues_.contains(spec.queue)) {
     std::string leaves;
     for (const auto& q : leaf_queues_) leaves += (leaves.empty() ? "" : ", ") + q;
-    FieldError f{"metadata.queue", "'" + spec->queue + "' is not a leaf queue of the queue tree (" +
+    FieldError f{"metadata.queue", "'" + spec.queue + "' is not a leaf queue of the queue tree (" +
                                        core_.options().queues_source + "): one of " + leaves};
     return std::unexpected(ApiError{InvalidArgument(f.ToString()).error(), {f}});
   }
-  if (auto f = MissingEstimate(*spec, core_.options().scheduler.queue_policy)) {
+  if (auto f = MissingEstimate(spec, core_.options().scheduler.queue_policy)) {
     return std::unexpected(ApiError{InvalidArgument(f->ToString()).error(), {*f}});
   }
   auto req = std::make_shared<SubmitRequest>();
-  req->spec = std::move(*spec);
+  req->spec = std::move(spec);
   req->hold = hold;
   req->queue_anyway = queue_anyway;
   std::unique_lock q(submit_mu_);

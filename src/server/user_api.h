@@ -54,6 +54,9 @@ struct LogLocation {
   bool live = false;
 };
 
+// A submission's text as a JobSpec, or the ApiError naming each field at fault.
+ApiResult<JobSpec> ParseSubmission(std::string_view text);
+
 class UserApi {
  public:
   // `leaf_queues`: with a queue tree, the queues jobs may name (empty: any).
@@ -65,6 +68,8 @@ class UserApi {
   // A job that can never fit the registered nodes is refused (FailedPrecondition, with the
   // field: submit_fit.h) unless `queue_anyway`.
   ApiResult<nlohmann::json> Submit(std::string_view text, bool hold, bool queue_anyway);
+  // The same for a spec already parsed (ParseSubmission), e.g. to authorise its queue first.
+  ApiResult<nlohmann::json> Submit(JobSpec spec, bool hold, bool queue_anyway);
   // Releases held jobs in one commit: each of `names` (in `queue`, or in the only queue that
   // has that name when `queue` is empty), or with `all` every held job (of `queue` if given).
   // All or nothing: an unknown or ambiguous name fails the request and releases none.

@@ -128,10 +128,21 @@ Json EtcdMissing(std::string_view key) {
           {"create_revision", "0"}};
 }
 
-EtcdClient::EtcdClient(std::vector<std::string> endpoints, int timeout_ms)
-    : endpoints_(std::move(endpoints)), timeout_ms_(timeout_ms) {
+std::unique_ptr<httplib::Client> EtcdHttpClient(const std::string& endpoint, const EtcdTls& tls) {
+  auto c = tls.cert_file.empty()
+               ? std::make_unique<httplib::Client>(endpoint)
+               : std::make_unique<httplib::Client>(endpoint, tls.cert_file, tls.key_file);
+  if (!tls.ca_file.empty()) {
+    c->set_ca_cert_path(tls.ca_file.c_str());
+    c->enable_server_certificate_verification(true);
+  }
+  return c;
+}
+
+EtcdClient::EtcdClient(std::vector<std::string> endpoints, int timeout_ms, EtcdTls tls)
+    : endpoints_(std::move(endpoints)), tls_(std::move(tls)), timeout_ms_(timeout_ms) {
   for (const auto& e : endpoints_) {
-    auto c = std::make_unique<httplib::Client>(e);
+    auto c = EtcdHttpClient(e, tls_);
     c->set_connection_timeout(0, timeout_ms_ * 1000);
     c->set_read_timeout(timeout_ms_ / 1000, (timeout_ms_ % 1000) * 1000);
     c->set_write_timeout(timeout_ms_ / 1000, (timeout_ms_ % 1000) * 1000);
@@ -292,10 +303,10 @@ Status EtcdClient::LeaseRevoke(std::int64_t lease) {
 Json EtcdClient::MemberStatuses() {
   Json out = Json::object();
   for (const auto& e : endpoints_) {
-    httplib::Client c(e);
-    c.set_connection_timeout(0, 300'000);
-    c.set_read_timeout(1, 0);
-    auto res = c.Post("/v3/maintenance/status", "{}", "application/json");
+    auto c = EtcdHttpClient(e, tls_);
+    c->set_connection_timeout(0, 300'000);
+    c->set_read_timeout(1, 0);
+    auto res = c->Post("/v3/maintenance/status", "{}", "application/json");
     auto doc = res ? ParseReply(res->body) : Result<Json>(IoError(httplib::to_string(res.error())));
     if (res && res->status == 200 && doc) {
       out[e] = *doc;

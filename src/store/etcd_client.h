@@ -1,5 +1,7 @@
-// A client of etcd's v3 API through its JSON gateway (grpc-gateway) over plain HTTP: the
-// same cpp-httplib and nlohmann-json as the rest of Tessera, no gRPC stack (docs/dependencies.md).
+// A client of etcd's v3 API through its JSON gateway (grpc-gateway), over HTTPS with a client
+// certificate (EtcdTls: etcd's --client-cert-auth, as kube-apiserver's --etcd-cafile,
+// --etcd-certfile, --etcd-keyfile) or plain HTTP: the same cpp-httplib (with OpenSSL) and
+// nlohmann-json as the rest of Tessera, no gRPC stack (docs/dependencies.md).
 // Keys and values travel base64-encoded; 64-bit integers come back as JSON strings.
 //
 // Several endpoints (the members of one cluster): a request that could not be sent to one (its
@@ -33,6 +35,18 @@ Result<std::string> Base64Decode(std::string_view text);
 // The range_end that makes a range cover every key starting with `prefix`.
 std::string PrefixEnd(std::string_view prefix);
 
+// How the controller reaches etcd over HTTPS (https:// endpoints): the CA that signed the
+// members' certificates and this client's certificate and key. Empty: plain HTTP, or the
+// system's CAs and no client certificate for an https:// endpoint.
+struct EtcdTls {
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+};
+
+// A cpp-httplib client for one member, with `tls` applied (server certificate verified).
+std::unique_ptr<httplib::Client> EtcdHttpClient(const std::string& endpoint, const EtcdTls& tls);
+
 struct EtcdKeyValue {
   std::string key;
   std::string value;
@@ -57,8 +71,9 @@ struct EtcdTxnResult {
 
 class EtcdClient {
  public:
-  // `endpoints`: http://HOST:PORT of each member. `timeout_ms` bounds one request to one member.
-  explicit EtcdClient(std::vector<std::string> endpoints, int timeout_ms = 1500);
+  // `endpoints`: http(s)://HOST:PORT of each member. `timeout_ms` bounds one request to one
+  // member.
+  explicit EtcdClient(std::vector<std::string> endpoints, int timeout_ms = 1500, EtcdTls tls = {});
   ~EtcdClient();
   EtcdClient(const EtcdClient&) = delete;
   EtcdClient& operator=(const EtcdClient&) = delete;
@@ -93,6 +108,7 @@ class EtcdClient {
 
   std::mutex mu_;
   std::vector<std::string> endpoints_;
+  EtcdTls tls_;
   std::vector<std::unique_ptr<httplib::Client>> clients_;
   std::size_t current_ = 0;
   int timeout_ms_;

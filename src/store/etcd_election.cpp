@@ -15,8 +15,8 @@ using Clock = std::chrono::steady_clock;
 
 LeaderElection::LeaderElection(Options options)
     : options_(std::move(options)),
-      client_(options_.endpoints, 1000),
-      renew_client_(options_.endpoints, 500) {}
+      client_(options_.endpoints, 1000, options_.tls),
+      renew_client_(options_.endpoints, 500, options_.tls) {}
 
 Result<std::unique_ptr<LeaderElection>> LeaderElection::Start(Options options) {
   if (options.endpoints.empty()) return InvalidArgument("--etcd-endpoints: give at least one URL");

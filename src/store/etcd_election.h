@@ -31,6 +31,7 @@ class LeaderElection {
  public:
   struct Options {
     std::vector<std::string> endpoints;
+    EtcdTls tls;
     std::string prefix = "/tessera/";
     int ttl_seconds = 2;
     std::string url;  // where this controller serves

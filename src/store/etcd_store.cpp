@@ -50,7 +50,8 @@ Status LoadRecords(EtcdClient& client, const std::string& prefix, FromJson from_
 }  // namespace
 
 EtcdStore::EtcdStore(Options options)
-    : options_(std::move(options)), client_(options_.endpoints, options_.timeout_ms) {}
+    : options_(std::move(options)),
+      client_(options_.endpoints, options_.timeout_ms, options_.tls) {}
 
 Result<std::unique_ptr<EtcdStore>> EtcdStore::Open(Options options) {
   if (options.endpoints.empty()) return InvalidArgument("--etcd-endpoints: give at least one URL");

@@ -44,6 +44,7 @@ class EtcdStore final : public Store {
   };
   struct Options {
     std::vector<std::string> endpoints;
+    EtcdTls tls;
     std::string prefix = "/tessera/";
     Fence fence;
     std::int64_t keep_events = 200'000;  // older events are pruned

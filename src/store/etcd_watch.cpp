@@ -24,9 +24,10 @@ int WatchEventCount(std::string_view message) {
   return events != result.end() && events->is_array() ? static_cast<int>(events->size()) : 0;
 }
 
-EtcdKeyWatch::EtcdKeyWatch(std::vector<std::string> endpoints, std::string key,
+EtcdKeyWatch::EtcdKeyWatch(std::vector<std::string> endpoints, EtcdTls tls, std::string key,
                            std::function<void()> on_change, int idle_timeout_ms)
     : endpoints_(std::move(endpoints)),
+      tls_(std::move(tls)),
       key_(std::move(key)),
       on_change_(std::move(on_change)),
       idle_timeout_ms_(idle_timeout_ms) {
@@ -52,7 +53,8 @@ void EtcdKeyWatch::Loop() {
 }
 
 void EtcdKeyWatch::Stream(std::size_t i) {
-  httplib::Client client(endpoints_[i]);
+  auto stream_client = EtcdHttpClient(endpoints_[i], tls_);
+  httplib::Client& client = *stream_client;
   client.set_connection_timeout(0, 500'000);
   client.set_read_timeout(idle_timeout_ms_ / 1000, (idle_timeout_ms_ % 1000) * 1000);
   {

@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "store/etcd_client.h"
+
 namespace httplib {
 class Client;
 }
@@ -32,10 +34,10 @@ int WatchEventCount(std::string_view message);
 
 class EtcdKeyWatch {
  public:
-  // `endpoints`: http://HOST:PORT of each member. `idle_timeout_ms`: a stream silent this long
-  // is opened again (etcd sends nothing while the key does not change).
-  EtcdKeyWatch(std::vector<std::string> endpoints, std::string key, std::function<void()> on_change,
-               int idle_timeout_ms = 5000);
+  // `endpoints`: http(s)://HOST:PORT of each member, reached with `tls`. `idle_timeout_ms`: a
+  // stream silent this long is opened again (etcd sends nothing while the key does not change).
+  EtcdKeyWatch(std::vector<std::string> endpoints, EtcdTls tls, std::string key,
+               std::function<void()> on_change, int idle_timeout_ms = 5000);
   ~EtcdKeyWatch();
   EtcdKeyWatch(const EtcdKeyWatch&) = delete;
   EtcdKeyWatch& operator=(const EtcdKeyWatch&) = delete;
@@ -49,6 +51,7 @@ class EtcdKeyWatch {
   void Stream(std::size_t i);
 
   const std::vector<std::string> endpoints_;
+  const EtcdTls tls_;
   const std::string key_;
   const std::function<void()> on_change_;
   const int idle_timeout_ms_;

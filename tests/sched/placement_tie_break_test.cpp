@@ -5,6 +5,7 @@
 
 #include "sched/placement/placement_policy.h"
 #include "sched/placement/task_placer.h"
+#include "sched/placement/tie_walk.h"
 
 namespace tessera {
 namespace {
@@ -114,6 +115,51 @@ TEST_F(GangDrawTest, JobsAndRunSeedsDrawApart) {
   for (std::uint64_t seed = 0; seed < 30; ++seed) by_seed.insert(PlaceJob("j0", seed, 1));
   EXPECT_EQ(by_name.size(), 3U);
   EXPECT_EQ(by_seed.size(), 3U);
+}
+
+TEST(TieWalkTest, EachDrawIsAPermutationOfTheNodes) {
+  for (std::uint32_t n : {1U, 2U, 6U, 16U, 97U, 1250U}) {
+    for (std::uint64_t seed = 0; seed < 8; ++seed) {
+      Rng rng(seed);
+      const TieWalk walk(rng, n);
+      std::set<std::uint32_t> seen;
+      for (std::uint64_t p = 0; p < n; ++p) {
+        const NodeId id = walk.At(p);
+        ASSERT_LT(id.value, n);
+        EXPECT_EQ(walk.PositionOf(id), p) << n << " " << seed;
+        seen.insert(id.value);
+      }
+      EXPECT_EQ(seen.size(), n);
+    }
+  }
+}
+
+// One node more or less in a tie moves the choice only when that node is the one chosen: the
+// simulator and the controller may see a completion a few ms apart.
+TEST_F(GangDrawTest, ANodeThatWouldNotWinLeavingTheTieChangesNothing) {
+  for (const char* n : {"d", "e", "f", "g", "h"}) {
+    EXPECT_TRUE(cluster_.AddNode(n, "T4", 4, 32000, 128 * 1024));
+  }
+  auto policy = MakePlacementPolicy("bestfit", {});
+  ASSERT_TRUE(policy);
+  TaskPlacer placer(**policy, nullptr);
+  for (int j = 0; j < 20; ++j) {
+    Workload job;
+    job.name = "j" + std::to_string(j);
+    job.groups.push_back(TaskGroup{"worker", 1, TaskShape{1000, 0, 4, 1000}, {}});
+    Rng cycle(1);
+    ClusterState all(cluster_);
+    auto p = placer.PlaceGang(all, job, cycle);
+    ASSERT_TRUE(p);
+    for (std::uint32_t busy = 0; busy < 8; ++busy) {
+      if (busy == p->front().node.value) continue;
+      ClusterState less(cluster_);
+      ASSERT_TRUE(less.Apply({TaskPlacement{NodeId(busy), 0xF, 1000, 0, 0}}));
+      auto q = placer.PlaceGang(less, job, cycle);
+      ASSERT_TRUE(q);
+      EXPECT_EQ(q->front().node, p->front().node) << job.name << " without node " << busy;
+    }
+  }
 }
 
 }  // namespace

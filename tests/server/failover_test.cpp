@@ -11,7 +11,8 @@
 //    acknowledged again once it returns;
 //  - the CLI finds the new leader over HTTPS through --state, and a standby refuses plain HTTP;
 //  - `tessera up` on the same state, without --store, brings the etcd cluster back (and
-//    refuses --store sqlite there).
+//    refuses --store sqlite there);
+//  - the controllers reach etcd over HTTPS with a client certificate, the only way in.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -22,6 +23,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "server/process_harness.h"
@@ -357,7 +359,35 @@ TEST_F(FailoverTest, LosingQuorumStopsAcknowledgementsUntilItReturns) {
   EXPECT_TRUE(names.contains("after"));
 }
 
+// The controllers reach etcd over HTTPS with their client certificate: a member answers that
+// certificate, and refuses plain HTTP and a caller without one.
+void ExpectEtcdOnlyOverHttpsWithClientCertificate(const std::string& state) {
+  std::istringstream ports(ReadFile(state + "/etcd/ports"));
+  int client_port = 0;
+  ASSERT_TRUE(ports >> client_port) << "no " << state << "/etcd/ports";
+  const std::string https = "https://127.0.0.1:" + std::to_string(client_port);
+  httplib::Client with_cert(https, state + "/tls/controller-client.crt",
+                            state + "/tls/controller-client.key");
+  with_cert.set_ca_cert_path((state + "/tls/ca.crt").c_str());
+  with_cert.enable_server_certificate_verification(true);
+  auto ok = with_cert.Get("/health");
+  ASSERT_TRUE(ok) << httplib::to_string(ok.error());
+  EXPECT_EQ(ok->status, 200);
+  httplib::Client without_cert(https);
+  without_cert.set_ca_cert_path((state + "/tls/ca.crt").c_str());
+  without_cert.set_connection_timeout(1, 0);
+  without_cert.set_read_timeout(1, 0);
+  auto refused = without_cert.Get("/health");
+  EXPECT_TRUE(!refused || refused->status != 200) << "etcd answered a caller without a certificate";
+  httplib::Client plain("http://127.0.0.1:" + std::to_string(client_port));
+  plain.set_connection_timeout(1, 0);
+  plain.set_read_timeout(1, 0);
+  auto plain_answer = plain.Get("/health");
+  EXPECT_TRUE(!plain_answer || plain_answer->status != 200) << "etcd answered plain HTTP";
+}
+
 TEST_F(FailoverTest, UpOnTheSameStatePicksEtcdAgain) {
+  ExpectEtcdOnlyOverHttpsWithClientCertificate(state_.path());
   Follower api(urls_, token_, ca_);
   ASSERT_EQ(api.Submit(BatchJob("kept", 0, "1"), "?hold=true", 5),
             Follower::Outcome::kAcknowledged);

@@ -258,7 +258,7 @@ TEST_F(EtcdStoreTest, AWatchOfTheLeaderKeySeesTheLeaderGo) {
   auto first = Elect("http://127.0.0.1:1");
   ASSERT_TRUE(first->TryLead().value_or(false));
   std::atomic<int> changes{0};
-  EtcdKeyWatch watch(etcd_->Endpoints(), first->leader_key(), [&] { ++changes; });
+  EtcdKeyWatch watch(etcd_->Endpoints(), {}, first->leader_key(), [&] { ++changes; });
   ASSERT_TRUE(WaitFor([&] { return watch.streams_opened() >= 1 && changes >= 1; }, 5));
   const int before = changes.load();
   const auto gone = std::chrono::steady_clock::now();

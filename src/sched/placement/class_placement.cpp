@@ -1,12 +1,13 @@
 // Placing one task through the state's class index (core/node_class_index.h): score one node
 // per class of equal nodes, then break the tie among the members of the best classes exactly
-// as the scan over every node breaks it (the r-th tied node in node-id order for a seeded
-// draw, the first in the policy's node order otherwise). The cost grows with the number of
-// distinct node states, not with the number of nodes.
+// as the scan over every node breaks it (the tied node earliest in the placement's drawn node
+// order, tie_walk.h, for a seeded draw; the first in the policy's node order otherwise). The cost
+// grows with the number of distinct node states, not with the number of nodes.
 #include <algorithm>
 #include <bit>
 
 #include "sched/placement/task_placer.h"
+#include "sched/placement/tie_walk.h"
 
 namespace tessera {
 
@@ -17,6 +18,27 @@ constexpr std::uint32_t kScansBeforeIndex = 8;
 // Below this many nodes a scan costs less than keeping the index up to date on every change
 // (the ITP replays on 64 nodes, whose backfill probes release and re-apply many placements).
 constexpr int kMinNodesForIndex = 256;
+// Up to this many tied nodes the seeded tie-break visits each of them; beyond, it walks the
+// drawn node order until it meets one (about nodes / tied steps).
+constexpr std::uint64_t kTiedNodesVisited = 64;
+
+// The member of the classes `tied` (`members` nodes together) earliest in `walk`.
+NodeId EarliestTied(const NodeClassIndex& index, const std::vector<std::uint32_t>& tied,
+                    std::uint64_t members, const TieWalk& walk) {
+  if (members <= kTiedNodesVisited) {
+    NodeId best = index.Nth(tied, 0);
+    for (std::uint64_t r = 1; r < members; ++r) {
+      const NodeId id = index.Nth(tied, r);
+      if (walk.PositionOf(id) < walk.PositionOf(best)) best = id;
+    }
+    return best;
+  }
+  // Ends: the walk visits every node, the tied ones among them.
+  for (std::uint64_t p = 0;; ++p) {
+    const NodeId id = walk.At(p);
+    if (std::ranges::find(tied, index.class_of(id)) != tied.end()) return id;
+  }
+}
 }  // namespace
 
 ScoreCache::Entry* ScoreCache::ClassRow(int shape, const NodeClassIndex& index) {
@@ -103,7 +125,8 @@ std::optional<TaskPlacement> TaskPlacer::PlaceByClass(const ClusterState& state,
   if (tied.empty()) return std::nullopt;
   NodeId best;
   if (members > 1 && policy_.tie_break() == TieBreak::kSeededDraw) {
-    best = index.Nth(tied, rng.Uniform(members));
+    best = EarliestTied(index, tied, members,
+                        TieWalk(rng, static_cast<std::uint32_t>(state.node_count())));
   } else {
     best = index.First(tied);
   }

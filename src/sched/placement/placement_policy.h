@@ -32,9 +32,9 @@ enum class TieBreak {
   // node order that equal scores fill front to back. The allocation experiment's default, so
   // that the FGD paper's baselines behave as published.
   kNodeOrder,
-  // One seeded uniform draw among the tied nodes (Kubernetes' own selectHost). Tessera's
-  // scheduler default: node names carry no meaning in a real cluster. Each job draws from a
-  // stream of its own (TaskPlacer::DrawsFor), so the draw does not depend on the cycle.
+  // Seeded (Kubernetes' selectHost draws too): the tied node earliest in a node order drawn
+  // from the job's own stream (tie_walk.h, TaskPlacer::DrawsFor), unmoved by the cycle or by a
+  // node that would not have won joining the tie. The scheduler's default.
   kSeededDraw,
 };
 

@@ -4,6 +4,7 @@
 
 #include "sched/placement/gpu_model_speed.h"
 #include "sched/placement/role_affinity.h"
+#include "sched/placement/tie_walk.h"
 #include "sched/placement/topology_gang_placer.h"
 
 namespace tessera {
@@ -102,7 +103,10 @@ std::optional<TaskPlacement> TaskPlacer::Place(const ClusterState& state, const 
   if (tied.empty()) return std::nullopt;
   NodeId best = tied[0];
   if (tied.size() > 1 && policy_.tie_break() == TieBreak::kSeededDraw) {
-    best = tied[rng.Uniform(tied.size())];
+    const TieWalk walk(rng, static_cast<std::uint32_t>(state.node_count()));
+    for (NodeId id : tied) {
+      if (walk.PositionOf(id) < walk.PositionOf(best)) best = id;
+    }
   } else if (tied.size() > 1) {
     const auto& rank = policy_.node_rank();
     auto before = [&](NodeId a, NodeId b) {
