@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -80,6 +81,9 @@ Status WritePendingStore(const std::string& path, int jobs) {
   return {};
 }
 
+// tesserad's --heartbeat-timeout for `nodes` emulated nodes: 10 s, or 10 ms a node.
+double HeartbeatTimeoutSeconds(int nodes) { return std::max(10.0, 0.01 * nodes); }
+
 class ScaleCluster {
  public:
   ScaleCluster(std::string dir, std::string bin) : dir_(std::move(dir)), bin_(std::move(bin)) {}
@@ -88,9 +92,13 @@ class ScaleCluster {
     if (controller_ > 0) Terminate(controller_, "tesserad", 15000);
   }
   Status Start(const LiveScaleOptions& o) {
-    auto pid = SpawnDetached({bin_ + "/tesserad", "--state", dir_, "--port", "0", "--endpoint-file",
-                              dir_ + "/endpoint", "--insecure"},
-                             dir_ + "/tesserad.log");
+    // One agent registers every emulated node, one request each, before its first heartbeat:
+    // at 12,500 nodes that outlasts the default 10 s timeout and the first nodes would be lost.
+    const double timeout_s = HeartbeatTimeoutSeconds(o.nodes);
+    auto pid = SpawnDetached(
+        {bin_ + "/tesserad", "--state", dir_, "--port", "0", "--endpoint-file", dir_ + "/endpoint",
+         "--insecure", "--heartbeat-timeout", std::to_string(timeout_s)},
+        dir_ + "/tesserad.log");
     if (!pid) return std::unexpected(pid.error());
     controller_ = *pid;
     for (int i = 0; i < 60000 && url_.empty(); ++i) {
@@ -381,7 +389,9 @@ Result<Json> RunLiveScale(const LiveScaleOptions& o) {
   out["agent"] = {{"rss_mib", agent1.rss_mib},
                   {"cpu_cores", (agent1.cpu_seconds - agent0.cpu_seconds) / o.seconds},
                   {"emulates", std::to_string(o.nodes) + " nodes, simulated tasks"}};
-  out["startup"] = {{"register_s", register_s}, {"fill_s", fill_s}};
+  out["startup"] = {{"register_s", register_s},
+                    {"fill_s", fill_s},
+                    {"heartbeat_timeout_s", HeartbeatTimeoutSeconds(o.nodes)}};
   if (before && after) {
     out["window"] = {
         {"jobs_started", JobsIn(*after, "Succeeded") + JobsIn(*after, "Running") -

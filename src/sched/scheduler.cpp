@@ -12,6 +12,7 @@
 #include "sched/placement/gpu_model_speed.h"
 #include "sched/placement/topology_gang_placer.h"
 #include "sched/preemption/priority_preemption.h"
+#include "sched/queue/queue_order.h"
 #include "sched/quota/fair_share_cycle.h"
 
 namespace tessera {
@@ -113,13 +114,16 @@ Result<Scheduler> Scheduler::Create(const SchedulerConfig& config) {
 
 // The jobs in policy order, produced lazily: a heap over `jobs` merged with the caller's
 // pre-sorted pending list, so a cycle that stops early (fifo's blocked head, a full cluster)
-// does not pay for ordering jobs it never looks at. Ties: priority, key, submit time, job id.
+// does not pay for ordering jobs it never looks at. `pending_only`: the running jobs of
+// `jobs` are left out (a caller that skips them anyway need not order them).
 class Scheduler::JobOrder {
  public:
-  JobOrder(const QueuePolicy& policy, const Snapshot& snap)
+  JobOrder(const QueuePolicy& policy, const Snapshot& snap, bool pending_only = false)
       : policy_(policy), now_(snap.now), sorted_(snap.pending_in_order) {
     heap_.reserve(snap.jobs.size());
-    for (const auto& v : snap.jobs) heap_.push_back(KeyOf(v));
+    for (const auto& v : snap.jobs) {
+      if (!pending_only || v.phase == JobPhase::kPending) heap_.push_back(KeyOf(v));
+    }
     std::make_heap(heap_.begin(), heap_.end(), Later);
     end_ = heap_.size();
   }
@@ -137,28 +141,14 @@ class Scheduler::JobOrder {
   }
 
  private:
-  struct Keyed {
-    int neg_priority;
-    OrderKey key;
-    Tick submit;
-    JobId id;
-    const JobView* view;
-  };
-  Keyed KeyOf(const JobView& v) const {
-    return {-v.job->priority, policy_.Key(v, now_), v.job->submit, v.job->id, &v};
-  }
-  // "a comes after b": std::*_heap with this comparator keeps the earliest job on top.
-  static bool Later(const Keyed& a, const Keyed& b) {
-    return std::tie(a.neg_priority, a.key, a.submit, a.id) >
-           std::tie(b.neg_priority, b.key, b.submit, b.id);
-  }
+  OrderPlace KeyOf(const JobView& v) const { return PlaceOf(policy_, v, now_); }
   const QueuePolicy& policy_;
   Tick now_;
-  std::vector<Keyed> heap_;
+  std::vector<OrderPlace> heap_;
   std::size_t end_ = 0;
   const std::vector<const JobView*>* sorted_;
   std::size_t next_sorted_ = 0;
-  std::optional<Keyed> sorted_head_;
+  std::optional<OrderPlace> sorted_head_;
 };
 
 Decisions Scheduler::Schedule(const Snapshot& snap, ClusterState& working) const {
@@ -175,11 +165,13 @@ Decisions Scheduler::Schedule(const Snapshot& snap, ClusterState& working) const
                       elastic ? &*elastic : nullptr);
     return out;
   }
-  JobOrder order(*queue_, snap);
   if (queue_->preemptive()) {
+    JobOrder order(*queue_, snap);
     ScheduleWithPreemption(snap, order, working, rng, g, out);
     return out;
   }
+  // The in-order cycle looks at pending jobs only: the running ones are not ordered.
+  JobOrder order(*queue_, snap, /*pending_only=*/true);
   // Co-location: online jobs placed first (evicting offline tasks), offline ones on oversold
   // credit last; see sched/colocation/colocation_pass.h.
   std::optional<ColocationCycle> colocation;

@@ -66,8 +66,18 @@ std::optional<std::int64_t> ControllerState::FindJob(const std::string& queue,
   return it->second;
 }
 
+void ControllerState::NoteChanged(std::int64_t id) {
+  if (changed_jobs.size() >= kMaxChangedJobs) {
+    changed_jobs.clear();
+    changed_overflow = true;
+  }
+  changed_jobs.push_back(id);
+}
+
 void ControllerState::AddJob(JobState job) {
   const auto id = job.rec.id;
+  NoteChanged(id);
+  if (job.rec.finished_ms == 0 && !job.spec.dependencies.empty()) with_dependencies.insert(id);
   job.first_unit_id = next_unit_id;
   next_unit_id += static_cast<std::uint32_t>(std::max<std::size_t>(job.units.size(), 1));
   job_ids[{job.rec.queue, job.rec.name}] = id;
@@ -91,7 +101,10 @@ void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> comm
   for (auto& [id, j] : change.jobs()) {
     auto it = jobs.find(id);
     if (it != jobs.end()) it->second.rec = j;
-    if (j.finished_ms != 0) active.erase(id);
+    if (j.finished_ms != 0) {
+      active.erase(id);
+      with_dependencies.erase(id);
+    }
     changed.insert(id);
   }
   for (auto& [key, u] : change.units()) {
@@ -121,6 +134,7 @@ void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> comm
     } else {
       awaiting_readoption.erase(id);
     }
+    NoteChanged(t.job_id);
     tasks[id] = t;
   }
   for (auto& [name, n] : change.nodes()) {
@@ -133,6 +147,7 @@ void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> comm
     node.rec = n;
   }
   for (auto id : changed) {
+    NoteChanged(id);
     if (auto it = jobs.find(id); it != jobs.end()) index.File(it->second);
   }
   for (auto id : change.change().delete_jobs) {
@@ -141,6 +156,8 @@ void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> comm
     for (auto tid : it->second.tasks) tasks.erase(tid);
     job_ids.erase({it->second.rec.queue, it->second.rec.name});
     active.erase(id);
+    with_dependencies.erase(id);
+    NoteChanged(id);
     index.Remove(it->second);
     jobs.erase(it);
   }

@@ -81,10 +81,18 @@ struct ControllerState {
   std::map<std::string, RegisteredNode> nodes;
   std::map<std::string, QueueRecord> queues;
   std::deque<EventRecord> events;
-  std::set<std::int64_t> active;                 // jobs not finished
-  JobIndex index;                                // jobs by phase, queue counts (job_index.h)
-  std::set<std::int64_t> awaiting_readoption;    // running at load, not yet reported since
-  std::set<std::int64_t> resizing;               // jobs with a resize in progress
+  std::set<std::int64_t> active;               // jobs not finished
+  JobIndex index;                              // jobs by phase, queue counts (job_index.h)
+  std::set<std::int64_t> awaiting_readoption;  // running at load, not yet reported since
+  std::set<std::int64_t> resizing;             // jobs with a resize in progress
+  std::set<std::int64_t> with_dependencies;    // active jobs whose spec has dependencies
+  // Jobs added, changed or deleted (record, units or tasks) since the scheduling cycle last
+  // took them (SchedulingCycle, pending_queue.h); may repeat ids. Not durable. Past
+  // kMaxChangedJobs nobody is taking them: the list is dropped and `changed_overflow` set, so
+  // that the next taker starts afresh.
+  std::vector<std::int64_t> changed_jobs;
+  bool changed_overflow = false;
+  static constexpr std::size_t kMaxChangedJobs = std::size_t{1} << 22;
   std::map<std::int64_t, ServiceScale> scaling;  // autoscaled services (not durable)
   GpuUsageFeed gpu_usage;                        // from the heartbeats (not durable)
   std::uint64_t node_generation = 1;             // bumped when a node is added or changes shape
@@ -106,6 +114,8 @@ struct ControllerState {
   std::size_t loaded_jobs = 0;
 
   std::optional<std::int64_t> FindJob(const std::string& queue, const std::string& name) const;
+  // Notes that job `id` changed for the scheduling cycle (changed_jobs).
+  void NoteChanged(std::int64_t id);
   // Adds a job loaded or just committed; gives its units their scheduling ids.
   void AddJob(JobState job);
   // Applies a change the store has committed, with the events as the store numbered them.

@@ -216,9 +216,9 @@ void Applier::Skip(bool defer, const JobState* job, const std::string& why) {
 }
 
 std::string Applier::PreemptorNote(JobId preemptor) const {
-  const auto i = snapshot_->IndexOf(preemptor);
-  if (!preemptor.valid() || !i) return "";
-  auto it = state_.jobs.find(snapshot_->units[*i].job_id);
+  const SnapshotUnit* u = preemptor.valid() ? snapshot_->UnitOf(preemptor) : nullptr;
+  if (u == nullptr) return "";
+  auto it = state_.jobs.find(u->job_id);
   return it == state_.jobs.end() ? "" : "; preempted by " + JobObject(it->second.rec);
 }
 
@@ -229,24 +229,32 @@ AppliedDecisions Applier::Run(const Decisions& decisions) {
   const CycleSnapshot& snapshot = *snapshot_;
   for (const auto& d : decisions) {
     if (d.kind != Decision::Kind::kPreempt && d.kind != Decision::Kind::kResize) continue;
-    if (auto i = snapshot.IndexOf(d.job)) {
-      for (const TaskPlacement& tp : snapshot.snap.jobs[*i].placement)
-        preempted_gpus_[tp.node] |= tp.gpu_mask;
+    if (const JobView* v = snapshot.ViewOf(d.job)) {
+      for (const TaskPlacement& tp : v->placement) preempted_gpus_[tp.node] |= tp.gpu_mask;
     }
   }
   std::vector<bool> decided(snapshot.units.size(), false);
   for (const auto& d : decisions) {
-    const auto index = snapshot.IndexOf(d.job);
-    if (!index) {
+    const SnapshotUnit* found = snapshot.UnitOf(d.job);
+    if (found == nullptr) {
       Skip(false, nullptr,
            "no unit in the snapshot has scheduling id " + std::to_string(d.job.value));
       continue;
     }
-    const SnapshotUnit& u = snapshot.units[*index];
+    const SnapshotUnit& u = *found;
+    // A unit of snap.jobs, or of the pending queue (no index).
+    const auto index = snapshot.IndexOf(d.job);
+    auto decide = [&] {
+      if (index) {
+        decided[*index] = true;
+      } else {
+        out_.decided_queued.push_back(u.job_id);
+      }
+    };
     std::string why;
     const JobState* job = Unchanged(u, &why);
     if (d.kind == Decision::Kind::kUnschedulable) {
-      decided[*index] = true;
+      decide();
       if (job != nullptr) {
         out_.never_fits.emplace_back(u.job_id, d.reason);
         ++out_.unschedulable;
@@ -258,8 +266,8 @@ AppliedDecisions Applier::Run(const Decisions& decisions) {
       continue;
     }
     if (d.kind == Decision::Kind::kResize) {
-      decided[*index] = true;
-      if (auto target = BeginResize(change_, *job, u.unit, snapshot.snap.jobs[*index].placement,
+      decide();
+      if (auto target = BeginResize(change_, *job, u.unit, snapshot.ViewOf(d.job)->placement,
                                     d.placement, cluster_, now_)) {
         out_.resizes.emplace_back(u.job_id, std::move(*target));
         ++out_.resized;
@@ -267,7 +275,7 @@ AppliedDecisions Applier::Run(const Decisions& decisions) {
       continue;
     }
     if (d.kind == Decision::Kind::kPreempt) {
-      decided[*index] = true;
+      decide();
       const std::string reason = d.reason + PreemptorNote(d.preemptor);
       change_.Event("JobPreempted", JobObject(job->rec), reason);
       StopUnit(change_, *job, u.unit, UnitPhase::kPending, "preempted: " + reason, now_);
@@ -278,7 +286,7 @@ AppliedDecisions Applier::Run(const Decisions& decisions) {
       Skip(true, job, conflict);
       continue;
     }
-    decided[*index] = true;
+    decide();
     Bind(*job, u.unit, d.placement, d.oversold);
   }
   // Pending units that stay pending say why (rendered by the views).

@@ -37,8 +37,11 @@ struct AppliedDecisions {
   std::vector<std::string> not_applied;
   // Jobs the scheduler found can never fit, with the reason (not durable).
   std::vector<std::pair<std::int64_t, std::string>> never_fits;
-  // Jobs with a unit the snapshot saw pending that stays pending (not durable).
+  // Jobs with a unit the snapshot saw pending that stays pending (not durable); of the units in
+  // snap.jobs only (those of the pending queue: decided_queued).
   std::vector<std::int64_t> waiting;
+  // The job of each decided unit of the snapshot's pending queue (pending_queue.h).
+  std::vector<std::int64_t> decided_queued;
   // Resizes begun, by job: kept in JobState::resize once committed (not durable).
   std::vector<std::pair<std::int64_t, ResizeTarget>> resizes;
 };

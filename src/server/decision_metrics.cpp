@@ -11,9 +11,9 @@ void RecordDecisionMetricsLocked(ControllerCore& core, const CycleSnapshot& snap
   if (applied.bound == 0) return;
   for (const Decision& d : decisions) {
     if (d.kind != Decision::Kind::kBind) continue;
-    const auto index = snapshot.IndexOf(d.job);
-    if (!index) continue;
-    const SnapshotUnit& u = snapshot.units[*index];
+    const SnapshotUnit* found = snapshot.UnitOf(d.job);
+    if (found == nullptr) continue;
+    const SnapshotUnit& u = *found;
     auto it = core.state.jobs.find(u.job_id);
     if (it == core.state.jobs.end()) continue;
     const JobState& job = it->second;

@@ -44,7 +44,8 @@ void ApplyDependenciesLocked(ControllerCore& core) {
   };
   ChangeBuilder change(state);
   bool failed = false;
-  for (auto id : state.active) {
+  // Only jobs with dependencies are ever blocked by them (ControllerState::with_dependencies).
+  for (auto id : state.with_dependencies) {
     JobState& job = state.jobs.at(id);
     job.blocked_by.clear();
     // Dependencies gate the first start only: a restart does not wait for them again.

@@ -88,9 +88,11 @@ std::string RankMoves(const RecoveryCandidate& c, const RecoveryDecision& d,
 
 std::vector<RecoveryCandidate> FindRecoveryCandidates(const ControllerState& state,
                                                       const CycleCluster& cluster,
-                                                      RecoveryMode default_mode) {
+                                                      RecoveryMode default_mode,
+                                                      const std::set<std::int64_t>* jobs) {
   std::vector<RecoveryCandidate> out;
-  for (auto id : state.active) {
+  for (auto id : jobs != nullptr ? *jobs : state.active) {
+    if (jobs != nullptr && !state.active.contains(id)) continue;
     const JobState& job = state.jobs.at(id);
     if (job.spec.IndependentTasks() || job.unit_workloads.empty() || job.rec.held ||
         job.rec.cancel_requested || job.never_fits || !job.blocked_by.empty()) {

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,10 +52,13 @@ struct RecoveryCandidate {
 };
 
 // The pending gang units of `state` to recover under replace or spares (their spec's
-// `recovery`, else `default_mode`), in job id order. REQUIRES: RefreshSchedulingWorkloads.
+// `recovery`, else `default_mode`), in job id order; with `jobs`, among those only (a caller
+// that knows which jobs can be candidates spares the walk over every active job).
+// REQUIRES: RefreshSchedulingWorkloads.
 std::vector<RecoveryCandidate> FindRecoveryCandidates(const ControllerState& state,
                                                       const CycleCluster& cluster,
-                                                      RecoveryMode default_mode);
+                                                      RecoveryMode default_mode,
+                                                      const std::set<std::int64_t>* jobs = nullptr);
 
 struct PlannedRecovery {
   std::int64_t job_id = 0;

@@ -23,9 +23,10 @@ const RecoveryTopology& RecoveryStep::TopologyOf(const CycleCluster& cluster) {
 }
 
 int RecoveryStep::RecoverLocked(const CycleCluster& cluster, std::uint64_t seed,
-                                const std::shared_ptr<std::uint64_t>& versions) {
+                                const std::shared_ptr<std::uint64_t>& versions,
+                                const std::set<std::int64_t>* jobs) {
   ControllerState& state = core_.state;
-  const auto candidates = FindRecoveryCandidates(state, cluster, core_.options().recovery);
+  const auto candidates = FindRecoveryCandidates(state, cluster, core_.options().recovery, jobs);
   if (candidates.empty()) return 0;
   const Tick now = core_.Now();
   const CycleSnapshot snapshot = BuildCycleSnapshot(state, cluster, now, seed, versions);
@@ -39,9 +40,9 @@ int RecoveryStep::RecoverLocked(const CycleCluster& cluster, std::uint64_t seed,
   for (const auto& why : applied.not_applied) spdlog::info("recovery: {}", why);
   for (std::size_t i = 0; i < plan.events.size(); ++i) {
     const JobState& job = state.jobs.at(plan.events[i].job_id);
-    const auto index = snapshot.IndexOf(plan.binds[i].job);
-    if (!index) continue;
-    if (change.Unit(job, snapshot.units[*index].unit).phase != UnitPhase::kRunning) continue;
+    const SnapshotUnit* unit = snapshot.UnitOf(plan.binds[i].job);
+    if (unit == nullptr) continue;
+    if (change.Unit(job, unit->unit).phase != UnitPhase::kRunning) continue;
     change.Event("JobRecovering", JobObject(job.rec), plan.events[i].message);
   }
   if (auto s = core_.CommitLocked(change); !s) {

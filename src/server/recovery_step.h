@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 
 #include "sched/recovery/recovery_topology.h"
 #include "server/controller_core.h"
@@ -25,8 +26,10 @@ class RecoveryStep {
 
   // Recovers the candidates of `cluster` (replace, spares) and commits their binds; returns the
   // number of gangs bound. REQUIRES: mu held, RefreshSchedulingWorkloads done.
+  // `jobs`: only these may be candidates (the pending queue's restarted gangs); null: any.
   int RecoverLocked(const CycleCluster& cluster, std::uint64_t seed,
-                    const std::shared_ptr<std::uint64_t>& versions);
+                    const std::shared_ptr<std::uint64_t>& versions,
+                    const std::set<std::int64_t>* jobs = nullptr);
   // Marks the spare pool unhealthy in the scheduler's working state; returns its size.
   int HoldSpares(CycleSnapshot& snapshot);
 

@@ -1,7 +1,10 @@
 // One scheduling cycle of the controller, on the real clock:
-//   1. under the core's lock: refresh the cluster and the jobs' scheduling workloads, recover
-//      the gangs that lost a node with their recovery policy (recovery_step.h), and take a
-//      snapshot (snapshot_builder.h), the spare pool held back from it;
+//   1. under the core's lock: refresh the cluster and the scheduling workloads of the jobs
+//      that changed, bring the long-lived pending queue up to date with them (pending_queue.h),
+//      and the live tasks' working state with the tasks that changed (live_task_index.h),
+//      recover the gangs that lost a node with their recovery policy (recovery_step.h), and
+//      take a snapshot (snapshot_builder.h) of the running units with the queue in it, the
+//      spare pool held back from it;
 //   2. without the lock: run the long-lived Scheduler on it (live_scheduler.h), so the API and
 //      the agents are answered meanwhile;
 //   3. under the lock again: apply the decisions to the state as it is then, dropping or
@@ -20,6 +23,8 @@
 #include "server/controller_core.h"
 #include "server/decision_applier.h"
 #include "server/live_scheduler.h"
+#include "server/live_task_index.h"
+#include "server/pending_queue.h"
 #include "server/recovery_step.h"
 #include "server/snapshot_builder.h"
 
@@ -41,6 +46,11 @@ class SchedulingCycle {
   std::optional<CycleSnapshot> SnapshotLocked(const Scheduler** scheduler);
   // Step 3. REQUIRES: mu held.
   int ApplyLocked(const CycleSnapshot& snapshot, const Decisions& decisions);
+  // Takes the jobs changed since the last call into the pending queue (and their workloads).
+  // REQUIRES: mu held, use_queue_.
+  void TakeChangesLocked(const Scheduler& scheduler, bool all);
+  // JobState::waiting after a cycle's decisions. REQUIRES: mu held.
+  void MarkWaitingLocked(const AppliedDecisions& applied);
 
   ControllerCore& core_;
   std::uint64_t port_salt_;
@@ -48,6 +58,15 @@ class SchedulingCycle {
   LiveScheduler scheduler_;
   RecoveryStep recovery_;  // gangs that lost a node, before the scheduler runs; the spare pool
   CycleCluster cluster_;
+  // The pending queue across cycles, for the queue policies that take one presorted (not drf,
+  // not with co-location): use_queue_.
+  bool use_queue_ = false;
+  bool queue_built_ = false;  // the queue is up to date but for state.changed_jobs
+  PendingQueue queue_;
+  LiveTaskIndex live_tasks_;                  // with the queue: the working state across cycles
+  std::vector<std::int64_t> queue_touched_;   // jobs whose queued views changed this cycle
+  std::vector<std::int64_t> decided_before_;  // jobs with queued units decided last cycle
+  std::vector<std::int64_t> waiting_before_;  // jobs marked waiting from snap.jobs last cycle
   std::shared_ptr<std::uint64_t> versions_ = std::make_shared<std::uint64_t>(0);
   std::chrono::steady_clock::duration last_locked_{};
 };

@@ -14,6 +14,7 @@
 #include "sched/placement/gpu_model_speed.h"
 #include "sched/placement/task_placer.h"
 #include "sched/placement/topology_gang_placer.h"
+#include "sched/queue/queue_order.h"
 #include "sim/event_queue.h"
 #include "sim/queue_file.h"
 #include "sim/stats.h"
@@ -194,12 +195,12 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
   };
   std::vector<std::size_t> active;  // pending or running, by job index
   // Pending jobs are kept in the queue policy's order (their keys do not change while they
-  // wait), so each cycle hands the scheduler a sorted queue instead of re-sorting it.
-  const QueuePolicy& queue_policy = scheduler->queue_policy();
+  // wait), so each cycle hands the scheduler a sorted queue instead of re-sorting it; the
+  // controller keeps its queue the same way (server/pending_queue.h).
   std::vector<JobView> views(jobs.size());
   std::vector<const JobView*> pending_sorted;
-  auto order_key = [&](const JobView* v) {
-    return std::make_tuple(-v->job->priority, queue_policy.Key(*v, 0), v->job->submit, v->job->id);
+  auto queue_order = [&](const JobView* a, const JobView* b) {
+    return QueueOrderBefore(scheduler->queue_policy(), *a, *b, 0);
   };
   auto enqueue = [&](std::size_t j) {
     JobView& v = views[j];
@@ -208,10 +209,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
     v.phase = JobPhase::kPending;
     v.attained_gpu_seconds = runs[j].attained_gpu_seconds;
     v.remaining = runs[j].remaining;
-    const auto key = order_key(&v);
-    auto at =
-        std::upper_bound(pending_sorted.begin(), pending_sorted.end(), key,
-                         [&](const auto& k, const JobView* other) { return k < order_key(other); });
+    auto at = std::upper_bound(pending_sorted.begin(), pending_sorted.end(), &v, queue_order);
     pending_sorted.insert(at, &v);
   };
   std::vector<std::pair<double, double>> gpu_series, queue_series;

@@ -5,7 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
+#include "sched/queue/queue_order.h"
 #include "server/job_views.h"
+#include "server/live_task_index.h"
+#include "server/pending_queue.h"
 #include "server/recovery_planner.h"
 #include "server/unit_lifecycle.h"
 #include "state_fixtures.h"
@@ -269,6 +275,153 @@ TEST(OversoldTasksTest, RecoveryLeavesOversoldWorkToTheScheduler) {
   EXPECT_TRUE(FindRecoveryCandidates(state, cluster, RecoveryMode::kReplace).empty());
   lost.oversold = false;  // the same gang on a GPU of its own is recovered
   EXPECT_EQ(FindRecoveryCandidates(state, cluster, RecoveryMode::kReplace).size(), 1u);
+}
+
+// The pending queue and the live tasks' working state kept across cycles (pending_queue.h,
+// live_task_index.h), updated from the jobs and tasks noted as changed, give the same working
+// state and decisions as a snapshot that lists every pending unit and takes every live task
+// afresh: through submissions of several priorities, binds, ends and a job put on hold.
+std::string DecisionsText(const Decisions& decisions) {
+  std::string out;
+  for (const auto& d : decisions) {
+    out += std::to_string(static_cast<int>(d.kind)) + ":" + std::to_string(d.job.value);
+    for (const auto& tp : d.placement)
+      out += " " + std::to_string(tp.node.value) + "/" + std::to_string(tp.gpu_mask);
+    out += "\n";
+  }
+  return out;
+}
+
+void BindAsDecided(ControllerState& state, const CycleSnapshot& s, const Decision& d) {
+  const SnapshotUnit* u = s.UnitOf(d.job);
+  ASSERT_NE(u, nullptr);
+  std::vector<std::pair<std::string, std::vector<int>>> ranks;
+  for (const auto& tp : d.placement) {
+    std::vector<int> gpus;
+    for (int g = 0; g < 16; ++g)
+      if ((tp.gpu_mask >> g) & 1U) gpus.push_back(g);
+    ranks.emplace_back(s.cluster.node_names.at(tp.node.value), gpus);
+  }
+  RunUnit(state, u->job_id, u->unit, ranks);
+  state.NoteChanged(u->job_id);
+}
+
+void EndUnit(ControllerState& state, std::int64_t job_id, int unit) {
+  JobState& job = state.jobs.at(job_id);
+  job.units[static_cast<std::size_t>(unit)].phase = UnitPhase::kSucceeded;
+  for (auto tid : job.tasks) {
+    TaskRecord& t = state.tasks.at(tid);
+    if (t.unit != unit || !IsLive(t.state)) continue;
+    t.state = TaskState::kSucceeded;
+    state.live_by_node[t.node].erase(tid);
+  }
+  state.NoteChanged(job_id);
+}
+
+TEST(SnapshotBuilderTest, ThePendingQueueDecidesAsAFullSnapshotAcrossCycles) {
+  for (const char* policy : {"fifo", "backfill"}) {
+    SCOPED_TRACE(policy);
+    ControllerState state;
+    for (int n = 0; n < 4; ++n) AddNode(state, "node-" + std::to_string(n));
+    std::mt19937 rng(11);
+    int submitted = 0;
+    auto submit = [&](int count) {
+      for (int i = 0; i < count; ++i, ++submitted) {
+        const std::string name = "job-" + std::to_string(submitted);
+        const std::string priority = ", priority: " + std::to_string(rng() % 3);
+        if (rng() % 4 == 0) {
+          AddJob(state, BatchYaml(name, 1 + static_cast<int>(rng() % 3)));
+        } else if (rng() % 5 == 0) {
+          AddJob(state,
+                 GangYaml(name, 2, 1, priority + ", elastic: {minWorkers: 1, maxWorkers: 2}"));
+        } else {
+          AddJob(state, GangYaml(name, 1 + static_cast<int>(rng() % 2),
+                                 1 + static_cast<int>(rng() % 3), priority));
+        }
+      }
+    };
+    submit(30);
+    SchedulerConfig config;
+    config.queue_policy = policy;
+    config.elastic = true;  // as live
+    auto scheduler = Scheduler::Create(config);
+    ASSERT_TRUE(scheduler);
+    const CycleCluster cluster = BuildCycleCluster(state);
+    PendingQueue queue;
+    LiveTaskIndex live;
+    auto versions = std::make_shared<std::uint64_t>(0);
+    std::size_t binds = 0;
+    std::size_t omitted = 0;  // running views a fifo snapshot left out
+    for (int cycle = 0; cycle < 8; ++cycle) {
+      SCOPED_TRACE(cycle);
+      const Tick now = 5000 + cycle * 1000;
+      RefreshSchedulingWorkloads(state, cluster);
+      std::vector<std::int64_t> changed;
+      changed.swap(state.changed_jobs);
+      const auto taken = queue.Update(state, std::move(changed), cycle == 0, *scheduler, now);
+      live.Update(state, cluster, taken, cycle == 0, versions);
+      const CycleSnapshot full = BuildCycleSnapshot(state, cluster, now, 3, versions);
+      const CycleSnapshot queued =
+          BuildCycleSnapshot(state, cluster, now, 3, versions, 0, &queue, &live);
+      for (int n = 0; n < 4; ++n) {
+        EXPECT_EQ(queued.working->node(NodeId(n)).gpu_free, full.working->node(NodeId(n)).gpu_free);
+        EXPECT_EQ(queued.working->node(NodeId(n)).healthy, full.working->node(NodeId(n)).healthy);
+      }
+      // The queue is in the scheduler's order, and the pending units are those of the full one.
+      const auto& order = queue.in_order();
+      EXPECT_TRUE(std::is_sorted(order.begin(), order.end(), [&](auto* a, auto* b) {
+        return QueueOrderBefore(scheduler->queue_policy(), *a, *b, now);
+      }));
+      std::size_t pending = 0;
+      for (const auto& v : full.snap.jobs) {
+        if (v.phase != JobPhase::kPending) continue;
+        ++pending;
+        EXPECT_NE(queued.UnitOf(v.job->id), nullptr);
+      }
+      std::size_t queued_pending = order.size();
+      for (const auto& v : queued.snap.jobs) queued_pending += v.phase == JobPhase::kPending;
+      EXPECT_EQ(queued_pending, pending);
+      EXPECT_GT(order.size(), 0u);
+      // The running units, in the same order and places.
+      std::vector<std::string> running_full, running_queued;
+      for (const auto& v : full.snap.jobs)
+        if (v.phase == JobPhase::kRunning)
+          running_full.push_back(
+              DecisionsText({{Decision::Kind::kBind, v.job->id, v.placement, {}}}));
+      for (const auto& v : queued.snap.jobs)
+        if (v.phase == JobPhase::kRunning)
+          running_queued.push_back(
+              DecisionsText({{Decision::Kind::kBind, v.job->id, v.placement, {}}}));
+      EXPECT_EQ(running_queued, running_full);
+      const Decisions a = scheduler->Schedule(full.snap, *full.working);
+      const Decisions b = scheduler->Schedule(queued.snap, *queued.working);
+      ASSERT_EQ(DecisionsText(a), DecisionsText(b));
+      // fifo reads only the elastic running jobs: the snapshot may leave the others out.
+      const bool every = ReadsEveryRunningJob(*scheduler, config);
+      EXPECT_EQ(every, std::string(policy) == "backfill");
+      CycleSnapshot lean =
+          BuildCycleSnapshot(state, cluster, now, 3, versions, 0, &queue, &live, every);
+      omitted += queued.snap.jobs.size() - lean.snap.jobs.size();
+      ASSERT_EQ(DecisionsText(scheduler->Schedule(lean.snap, *lean.working)), DecisionsText(a));
+      for (const auto& d : a) {
+        if (d.kind != Decision::Kind::kBind) continue;
+        BindAsDecided(state, full, d);
+        ++binds;
+      }
+      // Every third running unit ends; a job is held; more are submitted.
+      int seen = 0;
+      for (const SnapshotUnit& u : full.units) {
+        if (u.phase == UnitPhase::kRunning && seen++ % 3 == 0) EndUnit(state, u.job_id, u.unit);
+      }
+      if (cycle == 2) {
+        state.jobs.at(static_cast<std::int64_t>(state.jobs.size())).rec.held = true;
+        state.NoteChanged(static_cast<std::int64_t>(state.jobs.size()));
+      }
+      submit(5);
+    }
+    EXPECT_GT(binds, 10u) << "the cycles bound work";
+    EXPECT_EQ(omitted > 0, std::string(policy) == "fifo");
+  }
 }
 
 }  // namespace
