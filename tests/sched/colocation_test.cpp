@@ -7,8 +7,8 @@
 #include <array>
 #include <map>
 
-#include "core/rng.h"
 #include "core/colocation_config.h"
+#include "core/rng.h"
 #include "sched/colocation/eviction.h"
 #include "sched/colocation/oversell.h"
 #include "sched/scheduler.h"

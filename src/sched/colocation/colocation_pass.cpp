@@ -220,8 +220,8 @@ Placement ColocationCycle::FreePartOf(const Placement& p) const {
     ForEachGpu(t, [&](int g) {
       const std::int32_t free = std::min(t.gpu_milli, n.gpu_free[g]);
       if (free > 0) {
-        part.push_back({t.node, static_cast<std::uint16_t>(1u << g), free, rest.cpu_milli,
-                        rest.memory_mib});
+        part.push_back(
+            {t.node, static_cast<std::uint16_t>(1u << g), free, rest.cpu_milli, rest.memory_mib});
         rest.cpu_milli = rest.memory_mib = 0;  // taken once, with the first GPU's part
       }
     });
