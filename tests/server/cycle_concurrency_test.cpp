@@ -73,7 +73,7 @@ TEST(CycleConcurrencyTest, TheApiAnswersWhileALongCycleRuns) {
   {
     auto store = SqliteStore::Open(dir + "/state.db");
     ASSERT_TRUE(store) << store.error().message;
-    constexpr int kNodes = 500, kPending = 60000;
+    constexpr int kNodes = 1500, kPending = 60000;
     Preload(**store, kNodes, kPending);
     ControllerOptions options;
     options.scheduler.queue_policy = "backfill";
