@@ -71,6 +71,13 @@ std::string PendingMessage(const ControllerState& state, const JobState& job) {
   const bool tasks = job.spec.IndependentTasks();
   const std::int64_t need =
       tasks ? job.workload.groups[0].shape.Total().gpu_milli : job.workload.TotalGpuMilli();
+  if (need == 0) {  // free GPUs say nothing about a job that needs none
+    const Resources r = job.workload.groups[0].shape.Total();
+    return "waiting for capacity: needs no GPU but " + GpusText(r.cpu_milli / 1000.0) +
+           " CPU and " + std::to_string(r.memory_mib) + " MiB of memory" +
+           (tasks ? " per task" : " per worker") +
+           " on one schedulable node (or jobs ahead in the queue)";
+  }
   return "waiting for capacity: needs " + GpusText(static_cast<double>(need) / kMilliPerGpu) +
          " GPU(s)" + (tasks ? " per task" : " in one gang") + "; " +
          GpusText(static_cast<double>(state.last_free_gpu_milli) / kMilliPerGpu) +

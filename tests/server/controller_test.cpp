@@ -466,6 +466,17 @@ TEST_F(ControllerTest, HeldJobsWaitForTheirReleaseAcrossRestarts) {
   EXPECT_FALSE(Job("dropped").contains("reason"));
 }
 
+TEST_F(ControllerTest, AWaitingJobWithoutGpusSaysWhatItNeedsInstead) {
+  Register("node-0", 1);  // 64 CPUs
+  Submit(
+      "apiVersion: tessera/v1\nkind: BatchJob\nmetadata: {name: cpu-only}\n"
+      "spec: {tasks: 2, gpusPerTask: 0, cpu: 40, command: [python3, prep.py]}\n");
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 1) << "one 40-CPU task fits on 64 CPUs";
+  const std::string message = Job("cpu-only").value("message", "");
+  EXPECT_NE(message.find("needs no GPU but 40 CPU"), std::string::npos) << message;
+  EXPECT_EQ(message.find("0 free"), std::string::npos) << message;
+}
+
 TEST_F(ControllerTest, BatchTasksAreScheduledOneByOne) {
   Register("node-0", 2);
   Submit(
