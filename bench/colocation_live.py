@@ -66,19 +66,7 @@ TARGET_IN_FLIGHT = 2  # per replica: the live autoscaler's target; clients = 2 x
 NODE_CPUS, NODE_MEMORY_GIB = 8, 64
 
 
-def log(msg):
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def wait_until(pred, timeout, what, interval=0.2):
-    deadline = time.time() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        if time.time() > deadline:
-            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(interval)
+from bench_util import log, wait_until  # noqa: E402
 
 
 def http(method, url, body=None, timeout=30, content="application/yaml"):
@@ -184,7 +172,7 @@ class Cluster:
             write_colocation(config, oversell, 30 * compress)
             cmd += ["--colocation", config]
         self.spawn(cmd, "tesserad.log")
-        wait_until(lambda: os.path.exists(endpoint) and open(endpoint).read().strip(), 30,
+        wait_until(lambda: os.path.exists(endpoint) and open(endpoint).read().strip(), 30, 0.2,
                    "tesserad")
         self.url = open(endpoint).read().strip()
         for name, count, model in (("on", self.args.online_nodes, "H100"),
@@ -193,11 +181,11 @@ class Cluster:
                         name, "--state", os.path.join(work, "agent-" + name), "--simulate-nodes",
                         str(count), "--simulate-gpus", f"1x{model}", "--cpus", str(NODE_CPUS),
                         "--memory-mib", str(NODE_MEMORY_GIB * 1024)], f"agent-{name}.log")
-        wait_until(lambda: len(self.ready_nodes()) == self.gpus, 60, f"{self.gpus} nodes")
+        wait_until(lambda: len(self.ready_nodes()) == self.gpus, 60, 0.2, f"{self.gpus} nodes")
         self.spawn([os.path.join(bin_dir, "tessera-gateway"), "--listen", "127.0.0.1", "--port",
                     str(port), "--server", self.url, "--cold-start-wait-ms", "15000",
                     "--port-file", os.path.join(work, "gateway.port")], "gateway.log")
-        wait_until(lambda: http("GET", self.gateway + "/health", timeout=2)[0] == 200, 30,
+        wait_until(lambda: http("GET", self.gateway + "/health", timeout=2)[0] == 200, 30, 0.2,
                    "tessera-gateway")
 
     def spawn(self, cmd, logname):
@@ -408,7 +396,7 @@ class Replay:
                 cluster.submit(service_spec(s, self.setup, self.plan, self.args, usage_dir))
             try:
                 wait_until(lambda: all(running_replicas(cluster, s["name"]) >= 1
-                                       for s in services), 60, "the first replicas")
+                                       for s in services), 60, 0.2, "the first replicas")
             except TimeoutError:
                 for s in services:
                     job = http("GET", cluster.url + "/v1/jobs/default/" + s["name"])
