@@ -125,6 +125,27 @@ Json LatencyJson(const LatencySummary& s) {
 // Request by request, where the live and the simulated cache hits differ: how many requests,
 // the tokens each side found that the other did not, the first few such requests, and the
 // requests each side refused (an early rejection leaves its prompt uncached for later turns).
+// Live minus simulated TTFT of each measured request both sides served: a uniform offset is
+// the live path's own latency (parsing, proxying), a tail is queueing that went differently.
+Json PerRequestTtft(const std::vector<ReplayOutcome>& live, const std::vector<double>& sim,
+                    std::size_t from) {
+  std::vector<double> diff;
+  for (std::size_t i = from; i < live.size() && i < sim.size(); ++i) {
+    if (live[i].status == 200 && live[i].ttft_ms >= 0 && sim[i] >= 0)
+      diff.push_back(live[i].ttft_ms - sim[i]);
+  }
+  std::sort(diff.begin(), diff.end());
+  const auto at = [&](double q) {
+    return diff.empty() ? 0.0
+                        : diff[static_cast<std::size_t>(q * static_cast<double>(diff.size() - 1))];
+  };
+  const double mean = diff.empty() ? 0
+                                   : std::accumulate(diff.begin(), diff.end(), 0.0) /
+                                         static_cast<double>(diff.size());
+  return {{"requests", diff.size()}, {"mean", mean}, {"p10", at(0.1)}, {"p50", at(0.5)},
+          {"p90", at(0.9)},          {"min", at(0)}, {"max", at(1)}};
+}
+
 // Only the measured requests (from `from` on) count; indexes are the slice's.
 Json PerRequestHits(const std::vector<ReplayOutcome>& live, const std::vector<std::int64_t>& sim,
                     std::size_t from) {
@@ -446,6 +467,8 @@ Result<Json> RunBenchServing(const BenchServingFlags& f) {
   const double ttft_diff = RelDiff(live_ttft, sim->ttft_ms.mean);
   const double hit_diff = RelDiff(live_hit, sim->prefix_hit_rate);
   out["per_request"] = PerRequestHits(live_run->outcomes, sim->hit_tokens, slice->measured_from);
+  out["per_request"]["ttft_live_minus_sim_ms"] =
+      PerRequestTtft(live_run->outcomes, sim->request_ttft_ms, slice->measured_from);
   out["live"] = live;
   out["ttft_mean_rel_diff"] = ttft_diff;
   out["hit_rate_rel_diff"] = hit_diff;
