@@ -115,4 +115,9 @@ export function setQueues(queues) {
   drawChart();
 }
 
+// Chart.js loads asynchronously (index.html): the chart is drawn once it has.
+export function initQueues() {
+  if (typeof Chart === 'undefined') $('chart-js').addEventListener('load', drawChart);
+}
+
 export function queueNames(queues) { return queues.map((q) => q.name); }
