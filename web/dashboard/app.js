@@ -10,7 +10,7 @@
 import { $, Coalescer } from './util.js';
 import { AuthError, get, setToken, takeTokenFromFragment, token } from './api.js';
 import { applyNodeChanges, initCluster, setUsage } from './cluster.js';
-import { addHistory, initQueues, lastHistoryMs, setQueues, queueNames } from './queues.js';
+import { addHistory, lastHistoryMs, loadChart, setQueues, queueNames } from './queues.js';
 import { initJobs, jobQuery, setJobs, setQueueChoices, showsJobRow } from './jobs.js';
 import { addEvents, initEvents } from './events.js';
 import { closeJob, initJobPage, openJob, refreshJob, showsJob } from './job_page.js';
@@ -171,6 +171,7 @@ async function start() {
     const [status] = await Promise.all([loadStatus(), loadNodes(), loadQueues(), loadJobs()]);
     await painted();
     perf.firstRenderMs = performance.now();
+    loadChart();
     document.body.dataset.ready = 'true';
     $('auth').hidden = true;
     loadUsage().catch(() => {});
@@ -201,7 +202,6 @@ function init() {
     if (authProblem !== null) { authProblem = null; $('auth').hidden = true; start(); }
   });
   initCluster();
-  initQueues();
   initJobs(() => refresh.jobs.request());
   initEvents();
   initJobPage();

@@ -5,7 +5,7 @@
 // update at 1,250 nodes redraws the canvas and rewrites only the cells that changed of the
 // nodes that changed. Oversold shares (co-location) are drawn apart from allocation: the lower
 // part of the GPU's cell, and "+N oversold" in the list.
-import { $, esc, gpus, percent } from './util.js';
+import { $, chunked, esc, gpus, percent } from './util.js';
 
 const GAP = 3;       // px between nodes
 const COLORS = { free: '#dfe4e9', alloc: '#9ecae1', used: '#1f6fb2', cordoned: '#b8a06a', bad: '#d64545',
@@ -167,15 +167,15 @@ function texts(n) {
   return [n.name, n.status, allocated(n), use === null ? '' : percent(use), n.gpuModel, flags(n)];
 }
 
-const rowHtml = (n) => `<tr data-node="${esc(n.name)}">` +
-  texts(n).map((t, i) => `<td${i === 1 ? ` class="status-${esc(t)}"` : ''}>${esc(t)}</td>`).join('') + '</tr>';
+const rowHtml = (n) => `<div class="tr" role="row" data-node="${esc(n.name)}">` +
+  texts(n).map((t, i) => `<span role="cell"${i === 1 ? ` class="status-${esc(t)}"` : ''}>${esc(t)}</span>`).join('') + '</div>';
 
 // Only the cells whose text changed are written: at 1,250 nodes whose jobs end and start all the
 // time most rows change between two updates, but few of their cells do.
 function updateRow(tr, n) {
   const t = texts(n);
   for (let i = 1; i < t.length; i++) {
-    const td = tr.cells[i];
+    const td = tr.children[i];
     if (td.textContent === t[i]) continue;
     td.textContent = t[i];
     if (i === 1) td.className = 'status-' + t[i];
@@ -190,10 +190,10 @@ function table() {
   for (const n of nodes) {
     if (shown(n, q)) rows.push(rowHtml(n));
   }
-  const body = $('node-table').tBodies[0];
-  body.innerHTML = rows.join('');
+  const body = $('node-table').querySelector('.body');
+  body.innerHTML = chunked(rows);
   rowOf.clear();
-  for (const tr of body.rows) rowOf.set(tr.dataset.node, tr);
+  for (const tr of body.querySelectorAll('[data-node]')) rowOf.set(tr.dataset.node, tr);
 }
 
 // Rewrites the changed cells of `changed`'s rows; the whole list when one enters or leaves the

@@ -1,6 +1,6 @@
 // The jobs table with filters: queue and phase are asked of the controller (GET /v1/jobs
 // filters them), kind and the text search are applied here to what it returned.
-import { $, esc, gpus, clock } from './util.js';
+import { $, chunked, esc, gpus, clock } from './util.js';
 import { jobPath } from './api.js';
 
 export const PHASES = ['Pending', 'Running', 'Stopping', 'Restarting', 'Cancelling', 'Succeeded', 'Failed', 'Cancelled'];
@@ -29,37 +29,25 @@ export function setQueueChoices(names) {
 
 // key "queue/name" -> {html, tr}: the rows on the page, so that an update writes only the rows
 // that changed (at 100,000 jobs the newest 500 are mostly the same from one update to the next).
-const rows = new Map();
+let rows = new Map();
+let order = '';  // the keys shown, in order
 
-const cells = (j) => `<td>${esc(j.queue)}</td>` +
-  `<td><a href="#${esc(jobPath('/job/', j.queue, j.name))}">${esc(j.name)}</a></td>` +
-  `<td>${esc(j.kind)}</td><td class="phase phase-${esc(j.phase)}">${esc(j.phase)}</td>` +
-  `<td>${j.runningTasks}/${j.tasks}</td><td>${gpus(j.gpus)}</td><td>${esc(j.user ?? '')}</td>` +
-  `<td>${clock(j.submitTimeMs)}</td><td class="msg">${esc(j.message ?? '')}</td>`;
+const cells = (j) => `<span role="cell">${esc(j.queue)}</span>` +
+  `<span role="cell"><a href="#${esc(jobPath('/job/', j.queue, j.name))}">${esc(j.name)}</a></span>` +
+  `<span role="cell">${esc(j.kind)}</span><span role="cell" class="phase phase-${esc(j.phase)}">${esc(j.phase)}</span>` +
+  `<span role="cell">${j.runningTasks}/${j.tasks}</span><span role="cell">${gpus(j.gpus)}</span>` +
+  `<span role="cell">${esc(j.user ?? '')}</span><span role="cell">${clock(j.submitTimeMs)}</span>` +
+  `<span role="cell" class="msg">${esc(j.message ?? '')}</span>`;
+const keyOf = (j) => j.queue + '/' + j.name;
 
-// All rows at once (the first render, or after every row left).
+// Every row written again: the first render, or the jobs shown or their order changed (cheap:
+// rows out of view are neither laid out nor painted, style.css .chunk).
 function writeAll(body, shown) {
-  body.innerHTML = shown.map((j) => `<tr data-job="${esc(j.queue + '/' + j.name)}">${cells(j)}</tr>`).join('');
-  rows.clear();
-  shown.forEach((j, i) => rows.set(j.queue + '/' + j.name, { html: cells(j), tr: body.rows[i] }));
-}
-
-// Row i of the table becomes job j's, reusing its row when it has one.
-function place(body, i, j, next) {
-  const key = j.queue + '/' + j.name;
-  const html = cells(j);
-  let r = rows.get(key);
-  if (!r) {
-    const tr = document.createElement('tr');
-    tr.dataset.job = key;
-    tr.innerHTML = html;
-    r = { html, tr };
-  } else if (r.html !== html) {
-    r.tr.innerHTML = html;
-    r.html = html;
-  }
-  next.set(key, r);
-  if (body.rows[i] !== r.tr) body.insertBefore(r.tr, body.rows[i] ?? null);
+  const html = shown.map(cells);
+  body.innerHTML = chunked(shown.map((j, i) => `<div class="tr" role="row" data-job="${esc(keyOf(j))}">${html[i]}</div>`));
+  rows = new Map();
+  const trs = body.querySelectorAll('[data-job]');
+  shown.forEach((j, i) => rows.set(keyOf(j), { html: html[i], tr: trs[i] }));
 }
 
 function table() {
@@ -67,15 +55,17 @@ function table() {
   const text = $('f-text').value.toLowerCase();
   const shown = jobs.filter((j) => (!kind || j.kind === kind) &&
     (!text || (j.name + ' ' + (j.user ?? '')).toLowerCase().includes(text)));
-  const body = $('job-table').tBodies[0];
-  if (!rows.size) {
+  const body = $('job-table').querySelector('.body');
+  const keys = shown.map(keyOf).join('\n');
+  if (keys !== order) {
     writeAll(body, shown);
+    order = keys;
   } else {
-    const next = new Map();
-    shown.forEach((j, i) => place(body, i, j, next));
-    while (body.rows.length > shown.length) body.lastElementChild.remove();
-    rows.clear();
-    for (const [k, r] of next) rows.set(k, r);
+    for (const j of shown) {
+      const r = rows.get(keyOf(j));
+      const html = cells(j);
+      if (r.html !== html) { r.tr.innerHTML = html; r.html = html; }
+    }
   }
   $('job-counts').textContent = `${shown.length} shown` +
     (jobs.length >= JOB_LIMIT ? ` (the newest ${JOB_LIMIT} asked for; narrow by queue or phase)` : '');

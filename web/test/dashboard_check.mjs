@@ -58,7 +58,7 @@ const jobApiPath = (qn) => {
 function watchPhases() {
   window.__phaseSeen = {};
   const note = () => {
-    for (const row of document.querySelectorAll('#job-table tr[data-job]')) {
+    for (const row of document.querySelectorAll('#job-table [data-job]')) {
       const key = row.dataset.job + '|' + row.querySelector('.phase').textContent;
       if (!(key in window.__phaseSeen)) window.__phaseSeen[key] = Date.now();
     }
@@ -107,9 +107,9 @@ async function checkContents(page) {
   }
   if (await page.$eval('#grid', (c) => c.height) <= 0) problem('the cluster grid is empty');
   // The chart's points: the controller's samples (at least the one taken at its start) and now.
-  await page.waitForFunction(() => (Chart.getChart('share-chart')?.data.labels.length ?? 0) >= 2,
+  await page.waitForFunction(() => (window.Chart?.getChart('share-chart')?.data.labels.length ?? 0) >= 2,
     { timeout: TIMEOUT, polling: 100 }).catch(() => {});
-  report.shareChartPoints = await page.evaluate(() => Chart.getChart('share-chart')?.data.labels.length ?? 0);
+  report.shareChartPoints = await page.evaluate(() => window.Chart?.getChart('share-chart')?.data.labels.length ?? 0);
   if (report.shareChartPoints < 2) problem(`the share chart has ${report.shareChartPoints} points, not the controller's history and now`);
   await (await page.$('#cluster')).screenshot({ path: opt.out + '/dashboard-cluster.png' });
 }
