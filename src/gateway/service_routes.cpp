@@ -107,8 +107,7 @@ void ServiceRoutes::Update(const ServiceConfig& config) {
     if (free < 0) continue;  // every slot busy draining; the next update places it
     Slot& s = slots_[static_cast<std::size_t>(free)];
     if (s.url != url) {
-      serve::KvEvent cleared{serve::KvEvent::Kind::kCleared, 0};
-      router_->ApplyKvEvents(free, std::span<const serve::KvEvent>(&cleared, 1));
+      router_->ReplicaReplaced(free);
       routed_.Clear(free);
     }
     s = Slot{url, true, config.assume_ready};

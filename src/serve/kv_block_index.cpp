@@ -14,6 +14,7 @@ KvBlockIndex::KvBlockIndex(int replicas, std::int64_t capacity_per_replica)
       words_(static_cast<std::size_t>((replicas + 63) / 64)),
       capacity_(capacity_per_replica),
       per_replica_(capacity_per_replica > 0 ? static_cast<std::size_t>(replicas) : 0),
+      bounded_(static_cast<std::size_t>(replicas), capacity_per_replica > 0),
       count_(static_cast<std::size_t>(replicas), 0) {}
 
 bool KvBlockIndex::SetHolder(BlockHash block, int replica) {
@@ -69,7 +70,8 @@ std::int64_t KvBlockIndex::Stored(int replica, std::span<const BlockHash> blocks
     r.at.emplace(b, r.lru.begin());
     SetHolder(b, replica);
   }
-  while (static_cast<std::int64_t>(r.lru.size()) > capacity_) {
+  while (bounded_[static_cast<std::size_t>(replica)] &&
+         static_cast<std::int64_t>(r.lru.size()) > capacity_) {
     const BlockHash oldest = r.lru.back();
     r.lru.pop_back();
     r.at.erase(oldest);
@@ -103,6 +105,14 @@ void KvBlockIndex::Cleared(int replica) {
     if ((Holders(slot)[replica / 64] & Bit(replica)) != 0) held.push_back(block);
   }
   for (BlockHash b : held) ClearHolder(b, replica);
+}
+
+void KvBlockIndex::SetBounded(int replica, bool bounded) {
+  bounded_[static_cast<std::size_t>(replica)] = bounded && capacity_ > 0;
+}
+
+bool KvBlockIndex::bounded(int replica) const {
+  return bounded_[static_cast<std::size_t>(replica)];
 }
 
 void KvBlockIndex::MatchPrefix(std::span<const BlockHash> blocks,

@@ -38,6 +38,11 @@ class KvBlockIndex {
   void Removed(int replica, std::span<const BlockHash> blocks);
   // `replica` holds nothing (an "all cleared" event, or the replica restarted).
   void Cleared(int replica);
+  // Whether the capacity applies to `replica`. Off for a replica whose KV events keep its
+  // blocks exact: forgetting in routing order (not the engine's eviction order) would only drop
+  // blocks it still holds.
+  void SetBounded(int replica, bool bounded);
+  bool bounded(int replica) const;
 
   // (*matched)[r] = how many leading blocks of `blocks` replica r holds; resized to replicas().
   void MatchPrefix(std::span<const BlockHash> blocks, std::vector<std::int32_t>* matched) const;
@@ -65,6 +70,7 @@ class KvBlockIndex {
   std::vector<std::int32_t> holder_count_;
   std::vector<std::uint32_t> free_slots_;
   std::vector<ReplicaBlocks> per_replica_;  // only with a capacity
+  std::vector<bool> bounded_;               // per replica: the capacity applies
   std::vector<std::int64_t> count_;         // blocks per replica
 };
 

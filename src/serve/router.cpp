@@ -49,7 +49,14 @@ std::int64_t Router::ApplyKvEvents(int replica, std::span<const KvEvent> events)
         break;
     }
   }
+  // Its events name blocks routed there: they keep the index exact from now on.
+  if (already_held > 0) index_.SetBounded(replica, false);
   return already_held;
+}
+
+void Router::ReplicaReplaced(int replica) {
+  index_.Cleared(replica);
+  index_.SetBounded(replica, true);
 }
 
 }  // namespace tessera::serve

@@ -32,8 +32,12 @@ class Router {
   // REQUIRES: loads.size() == replicas.
   RouteDecision Route(const RouteRequest& request, std::span<const ReplicaLoad> loads);
   // Returns how many stored blocks the index already placed on the replica (its routing
-  // decisions named the same blocks: the engine's keys agree with the router's).
+  // decisions named the same blocks: the engine's keys agree with the router's). Once some did,
+  // the replica's index capacity no longer applies (KvBlockIndex::SetBounded): its events keep
+  // the index exact, and the bound, which forgets in routing order, would only lose blocks.
   std::int64_t ApplyKvEvents(int replica, std::span<const KvEvent> events);
+  // Another engine now stands at `replica`: nothing cached there, the capacity applies again.
+  void ReplicaReplaced(int replica);
 
   const KvBlockIndex& index() const { return index_; }
   std::string_view policy_name() const { return policy_->name(); }

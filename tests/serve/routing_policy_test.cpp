@@ -168,6 +168,39 @@ TEST(Router, LearnsFromDecisionsAndSkipsUnreadyReplicas) {
   EXPECT_EQ(router.Route(r, loads).reason, RejectReason::kNoReadyReplica);
 }
 
+// The bound (for engines without events) forgets in routing order, not the engine's eviction
+// order: once a replica's events name blocks routed there, they keep its blocks exact and the
+// bound would only lose blocks it still holds (the live gateway's and the simulator's indexes
+// then forgot a long prefix at different moments, and one request's hit differed).
+TEST(Router, KvEventsThatAgreeLiftTheIndexBound) {
+  auto p = MakeRoutingPolicy("prefix");
+  ASSERT_TRUE(p.has_value());
+  Router router(std::move(*p), 2, 16, EngineProfile{}, RoutingConfig{}, 4);
+  const std::vector<ReplicaLoad> loads(2);
+  const auto stored = [](std::vector<BlockHash> blocks) {
+    std::vector<KvEvent> events;
+    for (BlockHash b : blocks) events.push_back({KvEvent::Kind::kStored, b});
+    return events;
+  };
+  ASSERT_EQ(router.Route({kBlocks, 64, 1}, loads).replica, 0);
+  EXPECT_TRUE(router.index().bounded(0));
+  // Blocks the index did not place there show no agreement: the bound stays (and forgets 1).
+  EXPECT_EQ(router.ApplyKvEvents(0, stored({99})), 0);
+  EXPECT_TRUE(router.index().bounded(0));
+  EXPECT_EQ(router.index().blocks_on(0), 4);
+  EXPECT_EQ(router.ApplyKvEvents(0, stored({4})), 1);
+  EXPECT_FALSE(router.index().bounded(0));
+  EXPECT_TRUE(router.index().bounded(1));
+  router.ApplyKvEvents(0, stored({11, 12}));
+  EXPECT_EQ(router.index().blocks_on(0), 6);  // over the bound of 4, nothing forgotten
+  // Another engine in the slot: nothing cached, and the bound applies again.
+  router.ReplicaReplaced(0);
+  EXPECT_EQ(router.index().blocks_on(0), 0);
+  EXPECT_TRUE(router.index().bounded(0));
+  router.ApplyKvEvents(0, stored({11, 12, 13, 14, 15}));
+  EXPECT_EQ(router.index().blocks_on(0), 4);
+}
+
 TEST(RoutedLoad, UncachedPromptQueuedUntilTheFirstTokenThenRunning) {
   RoutedLoad load(2);
   const RoutedLoad::Ticket a = load.Routed(1, 100, 32);

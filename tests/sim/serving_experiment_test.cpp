@@ -152,6 +152,34 @@ TEST(ServingExperiment, GatewayLoadViewCountsTheSameRequestsInFlight) {
   EXPECT_NE(ParseLoadView("engines").error().message.find("load-view"), std::string::npos);
 }
 
+TEST(ServingExperiment, WarmupIsRunButNotMeasuredAndJitterIsSeeded) {
+  const LlmTrace t = Conversations();
+  ServingOptions o;
+  o.replicas = 4;
+  // The first turn of each conversation is the warm-up: the six measured turns all find their
+  // prefix (tessera keeps each conversation on one replica): (2 + 3 + 4) / (3 + 4 + 5) blocks.
+  o.warmup_requests = 2;
+  auto warm = RunServing(t, "tessera", o);
+  ASSERT_TRUE(warm.has_value());
+  EXPECT_EQ(warm->requests, 6);
+  EXPECT_EQ(warm->completed, 6);
+  EXPECT_NEAR(warm->prefix_hit_rate, 9.0 / 12, 1e-12);
+  EXPECT_EQ(warm->tbt_ms.count, 6 * 19);
+  EXPECT_EQ(warm->hit_tokens.size(), 8u);  // per request, the warm-up's too
+  EXPECT_EQ(warm->hit_tokens[0], 0);
+  EXPECT_NEAR(warm->duration_seconds, 10, 1e-9);  // measured arrivals 4 s to 14 s
+  // Jitter moves arrivals by a seeded draw: the same seed, the same run; another, another.
+  o.arrival_jitter_us = 1'500'000;
+  o.jitter_seed = 7;
+  auto a = RunServing(t, "tessera", o);
+  auto b = RunServing(t, "tessera", o);
+  o.jitter_seed = 8;
+  auto c = RunServing(t, "tessera", o);
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(a->ttft_ms.mean, b->ttft_ms.mean);
+  EXPECT_NE(a->duration_seconds, c->duration_seconds);
+}
+
 TEST(ServingExperiment, OverloadIsRejectedEarlyByTessera) {
   // 200 identical-length uncached prompts at once on one replica: the queue makes later ones
   // miss a 1 s TTFT SLO, which tessera refuses up front while least-request queues them all.

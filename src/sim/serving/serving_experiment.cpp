@@ -1,8 +1,11 @@
 #include "sim/serving/serving_experiment.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
+#include "core/rng.h"
 #include "serve/engine_model.h"
 #include "serve/routed_load.h"
 #include "serve/router.h"
@@ -25,8 +28,12 @@ class ServingSimulation {
                     int block_tokens, std::int64_t gpu_blocks)
       : trace_(trace),
         options_(options),
+        arrivals_(ArrivalTimes(trace, options)),
+        warmup_(static_cast<std::size_t>(std::clamp<std::int64_t>(
+            options.warmup_requests, 0, static_cast<std::int64_t>(trace.requests.size())))),
         router_(std::move(router)),
-        metrics_(trace.requests.size(), options.slo_ttft_ms, options.slo_tbt_ms),
+        metrics_(trace.requests.size(), options.slo_ttft_ms, options.slo_tbt_ms, warmup_,
+                 MeasureFrom(arrivals_, warmup_)),
         loads_(static_cast<std::size_t>(options.replicas)),
         running_(static_cast<std::size_t>(options.replicas)),
         routed_(options.replicas),
@@ -37,14 +44,13 @@ class ServingSimulation {
     }
   }
 
-  // Runs the trace to the end; returns the span of the (scaled) arrivals in microseconds.
+  // Runs the trace to the end; returns the span of the measured (scaled) arrivals in
+  // microseconds.
   std::int64_t Run() {
     std::int64_t last_arrival = 0;
-    for (std::size_t i = 0; i < trace_.requests.size(); ++i) {
-      const auto at = static_cast<std::int64_t>(
-          std::llround(static_cast<double>(trace_.requests[i].arrival_us) / options_.rate_scale));
-      last_arrival = std::max(last_arrival, at);
-      loop_.Schedule(at, {ServingEvent::Kind::kArrival, i});
+    for (std::size_t i = 0; i < arrivals_.size(); ++i) {
+      last_arrival = std::max(last_arrival, arrivals_[i]);
+      loop_.Schedule(arrivals_[i], {ServingEvent::Kind::kArrival, i});
     }
     loop_.Run(
         [&](std::int64_t now, const ServingEvent& e) {
@@ -59,7 +65,7 @@ class ServingSimulation {
             running_[r] = engines_[r].running_count();
           metrics_.Sample(now, running_);
         });
-    return std::max<std::int64_t>(1, last_arrival);
+    return std::max<std::int64_t>(1, last_arrival - MeasureFrom(arrivals_, warmup_));
   }
 
   const ServingMetrics& metrics() const { return metrics_; }
@@ -121,8 +127,32 @@ class ServingSimulation {
     if (!events.empty()) router_.ApplyKvEvents(static_cast<int>(r), events);
   }
 
+  // Arrival times: the trace's ÷ the rate scale, each moved by its jitter draw.
+  static std::vector<std::int64_t> ArrivalTimes(const LlmTrace& trace, const ServingOptions& o) {
+    std::vector<std::int64_t> at;
+    at.reserve(trace.requests.size());
+    Rng jitter(o.jitter_seed);
+    for (const LlmRequest& r : trace.requests) {
+      at.push_back(std::llround(static_cast<double>(r.arrival_us) / o.rate_scale));
+      if (o.arrival_jitter_us > 0)
+        at.back() += static_cast<std::int64_t>(
+            jitter.Uniform(static_cast<std::uint64_t>(o.arrival_jitter_us)));
+    }
+    return at;
+  }
+  // The first measured arrival (0 without a warm-up: the trace's start).
+  static std::int64_t MeasureFrom(const std::vector<std::int64_t>& arrivals, std::size_t warmup) {
+    std::int64_t from = 0;
+    if (warmup == 0) return from;
+    from = std::numeric_limits<std::int64_t>::max();
+    for (std::size_t i = warmup; i < arrivals.size(); ++i) from = std::min(from, arrivals[i]);
+    return from == std::numeric_limits<std::int64_t>::max() ? 0 : from;
+  }
+
   const LlmTrace& trace_;
   const ServingOptions& options_;
+  std::vector<std::int64_t> arrivals_;
+  std::size_t warmup_;
   serve::Router router_;
   ServingMetrics metrics_;
   EventLoop<ServingEvent> loop_;

@@ -38,6 +38,13 @@ struct ServingOptions {
   int block_tokens = 16;         // the trace's hashed block size when it has one
   serve::RoutingConfig routing;  // the policies' parameters (slo_ttft_ms is set from above)
   LoadView load_view = LoadView::kEngine;
+  // The trace's first warmup_requests requests run (they fill the caches) but are left out of
+  // every per-request figure: a slice then measures a warm cluster, as the trace's steady state.
+  std::int64_t warmup_requests = 0;
+  // Each arrival moves later by a uniform draw in [0, arrival_jitter_us) from a stream seeded by
+  // jitter_seed: how much the figures move under timing noise of that size (a live clock's).
+  std::int64_t arrival_jitter_us = 0;
+  std::uint64_t jitter_seed = 0;
 };
 
 struct LatencySummary {
@@ -63,8 +70,8 @@ struct ServingRun {
   // what no router can go below; near 2 when fewer requests run than there are replicas.
   double load_imbalance_floor = 0;
   double duration_seconds = 0;
-  // Prompt tokens each request found cached, in trace order; -1: rejected (for per-request
-  // comparisons such as the live replay's; not in summary.json).
+  // Prompt tokens each request found cached, in trace order, warm-up included; -1: rejected (for
+  // per-request comparisons such as the live replay's; not in summary.json).
   std::vector<std::int64_t> hit_tokens;
   std::uint64_t events = 0;
   double wall_seconds = 0;

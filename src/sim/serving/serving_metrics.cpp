@@ -22,8 +22,13 @@ LatencySummary SummarizeLatency(std::vector<double> v) {
   return s;
 }
 
-ServingMetrics::ServingMetrics(std::size_t requests, double slo_ttft_ms, double slo_tbt_ms)
-    : requests_(requests), slo_ttft_ms_(slo_ttft_ms), slo_tbt_ms_(slo_tbt_ms) {}
+ServingMetrics::ServingMetrics(std::size_t requests, double slo_ttft_ms, double slo_tbt_ms,
+                               std::size_t warmup, std::int64_t measure_from_us)
+    : requests_(requests),
+      slo_ttft_ms_(slo_ttft_ms),
+      slo_tbt_ms_(slo_tbt_ms),
+      warmup_(warmup),
+      measure_from_us_(measure_from_us) {}
 
 void ServingMetrics::Arrived(std::size_t request, std::int64_t now_us, std::int64_t prompt_tokens) {
   requests_[request].arrival = now_us;
@@ -32,7 +37,7 @@ void ServingMetrics::Arrived(std::size_t request, std::int64_t now_us, std::int6
 
 void ServingMetrics::Rejected(std::size_t request, const std::string& reason) {
   requests_[request].rejected = true;
-  reject_reasons_.push_back(reason);
+  if (request >= warmup_) reject_reasons_.push_back(reason);
 }
 
 void ServingMetrics::Admitted(std::size_t request, const serve::Admission& a) {
@@ -44,7 +49,7 @@ void ServingMetrics::Token(std::size_t request, std::int64_t now_us, bool last) 
   PerRequest& r = requests_[request];
   if (r.first < 0) {
     r.first = now_us;
-  } else {
+  } else if (request >= warmup_) {
     gaps_ms_.push_back(static_cast<double>(now_us - r.last_token) / 1000);
   }
   r.last_token = now_us;
@@ -53,8 +58,8 @@ void ServingMetrics::Token(std::size_t request, std::int64_t now_us, bool last) 
 }
 
 void ServingMetrics::Sample(std::int64_t now_us, const std::vector<std::int32_t>& running) {
-  if (last_busy_) {
-    const auto dt = static_cast<double>(now_us - last_sample_);
+  if (last_busy_ && now_us > measure_from_us_) {
+    const auto dt = static_cast<double>(now_us - std::max(last_sample_, measure_from_us_));
     ratio_integral_ += last_ratio_ * dt;
     floor_integral_ += last_floor_ * dt;
     busy_time_ += dt;
@@ -74,9 +79,11 @@ void ServingMetrics::Finish(std::int64_t duration_us, ServingRun* run) const {
   std::vector<double> ttft, tbt = gaps_ms_, e2e;
   double prompt = 0, hit = 0, host = 0;
   std::int64_t met = 0;
-  for (const PerRequest& r : requests_) {
+  for (std::size_t i = 0; i < requests_.size(); ++i) {
+    const PerRequest& r = requests_[i];
+    run->hit_tokens.push_back(r.rejected ? -1 : r.hit);  // hit counts the host tier's part
+    if (i < warmup_) continue;
     ++run->requests;
-    run->hit_tokens.push_back(r.rejected ? -1 : r.hit + r.host_hit);
     if (r.rejected) {
       ++run->rejected;
       continue;

@@ -14,7 +14,10 @@ namespace tessera {
 
 class ServingMetrics {
  public:
-  ServingMetrics(std::size_t requests, double slo_ttft_ms, double slo_tbt_ms);
+  // The first `warmup` requests are left out of the figures (ServingOptions::warmup_requests),
+  // and so is the load before measure_from_us (the first measured arrival).
+  ServingMetrics(std::size_t requests, double slo_ttft_ms, double slo_tbt_ms,
+                 std::size_t warmup = 0, std::int64_t measure_from_us = 0);
 
   void Arrived(std::size_t request, std::int64_t now_us, std::int64_t prompt_tokens);
   void Rejected(std::size_t request, const std::string& reason);
@@ -36,6 +39,8 @@ class ServingMetrics {
   std::vector<double> gaps_ms_;
   std::vector<std::string> reject_reasons_;
   double slo_ttft_ms_, slo_tbt_ms_;
+  std::size_t warmup_;
+  std::int64_t measure_from_us_;
   // Load imbalance: the time integral of max/mean running while any request runs.
   std::int64_t last_sample_ = 0;
   double last_ratio_ = 0, last_floor_ = 0;
