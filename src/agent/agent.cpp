@@ -148,12 +148,12 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
     agent->inventory_.source = "none (" + inv.error().message + "; use --simulate-gpus 8xH100)";
   }
   if (o.simulate_nodes == 0) {
-    agent->nodes_.push_back({o.node, agent->inventory_, false, {}});
+    agent->nodes_.push_back({o.node, agent->inventory_, false, {}, {}});
   } else if (!o.emulated.empty()) {
     for (const auto& n : o.emulated) {
       auto inv = SimulatedGpus(n.gpus.empty() ? *o.simulate_gpus : n.gpus, n.name);
       if (!inv) return std::unexpected(inv.error());
-      agent->nodes_.push_back({n.name, std::move(*inv), false, n.topology});
+      agent->nodes_.push_back({n.name, std::move(*inv), false, n.topology, {}});
     }
   } else {
     for (int i = 0; i < o.simulate_nodes; ++i) {
@@ -162,7 +162,16 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
       const std::string name = o.node + suffix;
       auto inv = SimulatedGpus(*o.simulate_gpus, name);
       if (!inv) return std::unexpected(inv.error());
-      agent->nodes_.push_back({name, std::move(*inv), false, {}});
+      agent->nodes_.push_back({name, std::move(*inv), false, {}, {}});
+    }
+  }
+  if (o.simulate_tasks && o.simulate_nodes > 0 && o.address == "127.0.0.1") {
+    // No process listens anywhere, so each emulated node may advertise an address of its own
+    // in 127/8, as KWOK's fake nodes have IPs of their own: rendezvous ports (MASTER_PORT) are
+    // then chosen per node as in a real cluster, not among 100,000 tasks of one address.
+    for (std::size_t i = 0; i < agent->nodes_.size(); ++i) {
+      agent->nodes_[i].address = "127." + std::to_string(1 + i / 65536) + "." +
+                                 std::to_string(i / 256 % 256) + "." + std::to_string(i % 256);
     }
   }
   if (o.run_as) {
@@ -451,10 +460,11 @@ namespace {
 
 NodeRegistration RegistrationOf(const std::string& name, const GpuInventory& inventory,
                                 const std::map<std::string, std::string>& topology,
-                                const AgentOptions& o, const std::string& agent_url) {
+                                const std::string& address, const AgentOptions& o,
+                                const std::string& agent_url) {
   NodeRegistration reg;
   reg.node = name;
-  reg.address = o.address;
+  reg.address = address.empty() ? o.address : address;
   reg.agent_url = agent_url;
   reg.simulated = inventory.simulated;
   reg.gpus = inventory.gpus;
@@ -469,7 +479,7 @@ NodeRegistration RegistrationOf(const std::string& name, const GpuInventory& inv
 
 bool Agent::Register(ServedNode& node) {
   const NodeRegistration reg =
-      RegistrationOf(node.name, node.inventory, node.topology, options_, agent_url_);
+      RegistrationOf(node.name, node.inventory, node.topology, node.address, options_, agent_url_);
   const std::string server = Server();
   httplib::Client client(server);
   client.set_tcp_nodelay(true);
@@ -531,7 +541,7 @@ bool Agent::RegisterBatched(const std::string& url) {
     NodesRegistration batch;
     for (std::size_t i = first; i < end; ++i) {
       batch.nodes.push_back(RegistrationOf(todo[i]->name, todo[i]->inventory, todo[i]->topology,
-                                           options_, agent_url_));
+                                           todo[i]->address, options_, agent_url_));
     }
     // The first batch may be issued the credential the later ones present.
     credential_.ApplyForRegistration(client);

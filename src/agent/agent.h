@@ -107,6 +107,7 @@ class Agent {
     GpuInventory inventory;
     bool registered = false;
     std::map<std::string, std::string> topology;  // its place; empty = AgentOptions::topology
+    std::string address;                          // empty = AgentOptions::address
   };
   struct LocalTask {
     std::string node;
