@@ -33,36 +33,43 @@ double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// How long the pending job `i` runs once started: 20-60 s, spread so that jobs end, and others
-// start, all the time once the first ones have run.
-int DurationSeconds(int i) { return 20 + (i * 37) % 41; }
+// How long the pending job `i` runs once started: 20-61 s, spread to the millisecond so that
+// jobs end, and others start, all the time once the first ones have run. Whole seconds did not:
+// the cluster fills at once, so the jobs of each whole second ended within a few ms of one
+// another and their successors started together, ~240 ends in one burst a second and almost
+// none between; a probe then waited for the next burst (docs/benchmarks.md).
+int DurationMs(int i) { return 20000 + static_cast<int>((std::int64_t{i} * 104729) % 41000); }
+
+// `sleep`'s argument for `ms`: seconds with three decimals.
+std::string SleepSeconds(int ms) {
+  std::string frac = std::to_string(ms % 1000);
+  return std::to_string(ms / 1000) + "." + std::string(3 - frac.size(), '0') + frac;
+}
 
 std::string SingleGpuSpec(const std::string& name, const std::string& queue, int priority,
-                          int seconds) {
+                          const std::string& seconds) {
   return "apiVersion: tessera/v1\nkind: BatchJob\nmetadata: {name: " + name + ", queue: " + queue +
          "}\nspec: {tasks: 1, gpusPerTask: 1, priority: " + std::to_string(priority) +
-         ", maxRestarts: 0, command: [sleep, \"" + std::to_string(seconds) + "\"]}\n";
+         ", maxRestarts: 0, command: [sleep, \"" + seconds + "\"]}\n";
 }
 
 // The pending jobs, committed with the controller's schema and canonical specs, in chunks.
 Status WritePendingStore(const std::string& path, int jobs) {
   auto store = SqliteStore::Open(path);
   if (!store) return std::unexpected(store.error());
-  // One parsed spec per duration; each job is its duration's spec under its own name.
-  std::map<int, JobSpec> by_duration;
-  for (int i = 0; i < std::min(jobs, 41); ++i) {
-    auto spec = ParseJobSpec(SingleGpuSpec("template", "bench-scale", 0, DurationSeconds(i)));
-    if (!spec) return std::unexpected(spec.error());
-    by_duration.emplace(DurationSeconds(i), std::move(*spec));
-  }
+  // One parsed spec; each job is it under its own name and with its own duration.
+  auto parsed = ParseJobSpec(SingleGpuSpec("template", "bench-scale", 0, SleepSeconds(0)));
+  if (!parsed) return std::unexpected(parsed.error());
+  const JobSpec& job_template = *parsed;
   const Tick now = NowMs();
   constexpr int kChunk = 20000;
   for (int first = 0; first < jobs; first += kChunk) {
     Change c;
     if (first == 0) c.put_queues.push_back({"bench-scale", now});
     for (int i = first; i < std::min(jobs, first + kChunk); ++i) {
-      JobSpec spec = by_duration.at(DurationSeconds(i));
+      JobSpec spec = job_template;
       spec.name = "job-" + std::to_string(i);
+      spec.roles.front().command.back() = SleepSeconds(DurationMs(i));
       JobRecord j;
       j.id = i + 1;
       j.queue = spec.queue;
@@ -176,7 +183,7 @@ Result<std::vector<double>> RunProbes(const std::string& url, int probes,
   for (int i = 0; i < probes && !stop; ++i) {
     const std::string name = "probe-" + std::to_string(i);
     auto wait = SubmitAndTimeMs(api, "bench-probe", name,
-                                SingleGpuSpec(name, "bench-probe", 100, 2), "createdMs", 2);
+                                SingleGpuSpec(name, "bench-probe", 100, "2"), "createdMs", 2);
     if (!wait) return std::unexpected(wait.error());
     waits.push_back(*wait);
   }
@@ -232,8 +239,9 @@ Result<std::vector<double>> RunScrapes(const std::string& url, const std::atomic
   return ms;
 }
 
-// tesserad's own sums, by "METHOD ROUTE" or "cycle": requests (cycles), their seconds, and the
-// seconds of it spent waiting for (a cycle: holding) the controller's lock.
+// tesserad's own sums, by "METHOD ROUTE", "cycle" or "store commit": requests (cycles,
+// commits), their seconds, and the seconds of it spent waiting for (a cycle: holding) the
+// controller's lock. Every commit holds that lock through the store's fsync.
 struct ServerTimes {
   double count = 0, seconds = 0, lock_seconds = 0;
 };
@@ -250,12 +258,17 @@ Result<ServerTimesByRoute> ServerTimesOf(const std::string& url) {
                                     "tessera_api_request_lock_wait_seconds_sum",
                                     "tessera_scheduling_cycle_duration_seconds_sum",
                                     "tessera_scheduling_cycle_duration_seconds_count",
-                                    "tessera_scheduling_cycle_locked_seconds_sum"})) {
+                                    "tessera_scheduling_cycle_locked_seconds_sum",
+                                    "tessera_store_commit_duration_seconds_sum",
+                                    "tessera_store_commit_duration_seconds_count"})) {
     const bool cycle = s.name.starts_with("tessera_scheduling_cycle_");
+    const bool commit = s.name.starts_with("tessera_store_commit_");
     const auto label = [&](const char* key) {
       return s.labels.contains(key) ? s.labels.at(key) : std::string();
     };
-    ServerTimes& t = out[cycle ? std::string("cycle") : label("method") + " " + label("route")];
+    ServerTimes& t = out[cycle    ? std::string("cycle")
+                         : commit ? std::string("store commit")
+                                  : label("method") + " " + label("route")];
     if (s.name.ends_with("_count")) t.count = s.value;
     if (s.name.ends_with("duration_seconds_sum")) t.seconds = s.value;
     if (s.name.ends_with("lock_wait_seconds_sum") || s.name.ends_with("locked_seconds_sum"))
@@ -272,6 +285,10 @@ Json ServerTimesJson(const ServerTimesByRoute& before, const ServerTimesByRoute&
     const double n = a.count - b.count;
     if (n <= 0) continue;
     const bool cycle = route == "cycle";
+    if (route == "store commit") {
+      out[route] = {{"commits", n}, {"mean_ms", 1000 * (a.seconds - b.seconds) / n}};
+      continue;
+    }
     out[route] = {{cycle ? "cycles" : "requests", n},
                   {"mean_ms", 1000 * (a.seconds - b.seconds) / n},
                   {cycle ? "lock_held_mean_ms" : "lock_wait_mean_ms",

@@ -58,6 +58,7 @@ struct BenchServingFlags {
   int sim_jitter_runs = 0;            // the simulated side again with jittered arrivals
   double sim_jitter_ms = 5;
   bool sim_only = false;
+  std::vector<std::string> sim_routing_params;  // NAME=VALUE, the simulated side only
   std::string state;
   std::string out;
   std::string bin_dir;
@@ -222,6 +223,10 @@ Status CheckFlags(const BenchServingFlags& f) {
   if (f.sim_jitter_runs < 0 || f.sim_jitter_runs > 100)
     return InvalidArgument("--sim-jitter-runs: 0 to 100");
   if (!(f.sim_jitter_ms > 0)) return InvalidArgument("--sim-jitter-ms: must be positive");
+  if (!f.sim_routing_params.empty() && !f.sim_only) {
+    return InvalidArgument(
+        "--sim-routing-param: only with --sim-only (the live gateway routes with the defaults)");
+  }
   return {};
 }
 
@@ -350,9 +355,20 @@ Result<Json> JitterSpread(const BenchServingFlags& f, const ReplaySlice& s, Serv
     ttft_hi = std::max(ttft_hi, run->ttft_ms.mean);
     hit_lo = std::min(hit_lo, run->prefix_hit_rate);
     hit_hi = std::max(hit_hi, run->prefix_hit_rate);
+    std::int64_t differ = 0;  // measured requests whose cache hit the jitter changed
+    Json first = Json::array();
+    for (std::size_t i = s.measured_from; i < run->hit_tokens.size(); ++i) {
+      if (run->hit_tokens[i] == base.hit_tokens[i]) continue;
+      ++differ;
+      if (first.size() < 3)
+        first.push_back(
+            {{"request", i}, {"base", base.hit_tokens[i]}, {"jittered", run->hit_tokens[i]}});
+    }
     runs.push_back({{"seed", seed},
                     {"ttft_mean_ms", run->ttft_ms.mean},
-                    {"prefix_hit_rate", run->prefix_hit_rate}});
+                    {"prefix_hit_rate", run->prefix_hit_rate},
+                    {"requests_hit_differently", differ},
+                    {"first", first}});
   }
   return Json{{"runs", runs},
               {"jitter_ms", f.sim_jitter_ms},
@@ -407,7 +423,10 @@ Result<Json> RunBenchServing(const BenchServingFlags& f) {
       "{} KV blocks each; rate x{}, time scale {}\n",
       slice->live.requests.size() - slice->measured_from, f.trace, slice->measured_from,
       slice->block_tokens, f.replicas, slice->kv_blocks, f.rate_scale, f.time_scale);
-  const ServingOptions o = SimOptions(f, *slice, *load_view);
+  ServingOptions o = SimOptions(f, *slice, *load_view);
+  if (auto ok = ApplyRoutingParams(f.sim_routing_params, &o.routing); !ok) {
+    return std::unexpected(ok.error());
+  }
   auto sim = RunServing(slice->sim, f.router, o);
   if (!sim) return std::unexpected(sim.error());
   Json out = HeadJson(f, *slice);
@@ -488,6 +507,10 @@ void RegisterBenchServingCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--sim-only", flags->sim_only,
                 "Only the simulated side (and its jitter runs); no cluster");
+  cmd->add_option("--sim-routing-param", flags->sim_routing_params,
+                  "With --sim-only: NAME=VALUE overriding a routing parameter (as tessera sim's "
+                  "--routing-param)")
+      ->delimiter(',');
   cmd->add_option("--state", flags->state, "Cluster state directory (default: a temporary one)");
   cmd->add_option("--bin-dir", flags->bin_dir,
                   "Where tessera, tesserad, the agent, gateway and "

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -83,6 +84,12 @@ std::vector<ReplayOutcome> ReplayThroughGateway(const LlmTrace& trace, int block
   std::vector<std::thread> threads;
   threads.reserve(trace.requests.size());
   const auto start = Clock::now() + std::chrono::milliseconds(200);
+  // Requests leave in the trace's order, as the simulator takes them: a thread woken late (a
+  // loaded machine wakes some tens of ms late) holds back the ones due after it instead of being
+  // overtaken, which would hand them another replica (round-robin's turn, least-request's count).
+  std::mutex order_mu;
+  std::condition_variable order_cv;
+  std::size_t next_to_send = 0;
   for (std::size_t i = 0; i < trace.requests.size(); ++i) {
     const LlmRequest& req = trace.requests[i];
     // Built before its due time, so that building a long prompt does not delay it.
@@ -98,6 +105,12 @@ std::vector<ReplayOutcome> ReplayThroughGateway(const LlmTrace& trace, int block
     std::this_thread::sleep_until(due - std::chrono::milliseconds(20));
     threads.emplace_back([&, i, due, body = std::move(body)] {
       std::this_thread::sleep_until(due);
+      {
+        std::unique_lock lock(order_mu);
+        order_cv.wait(lock, [&] { return next_to_send == i; });
+        ++next_to_send;
+      }
+      order_cv.notify_all();
       const double late = std::chrono::duration<double, std::milli>(Clock::now() - due).count();
       outcomes[i] = SendOne(body, options);
       outcomes[i].lateness_ms = late;

@@ -30,7 +30,8 @@ struct ReplayOutcome {
   std::string error;
 };
 
-// Sends every request of `trace` (one thread each, started at its due time) and waits for all.
+// Sends every request of `trace` (one thread each, started at its due time, none before the one
+// ahead of it in the trace) and waits for all.
 std::vector<ReplayOutcome> ReplayThroughGateway(const LlmTrace& trace, int block_tokens,
                                                 const ReplayOptions& options);
 

@@ -82,6 +82,24 @@ Result<std::int64_t> KvBlocksPerReplica(const std::string& flag, const LlmTrace&
   return n;
 }
 
+Status ApplyRoutingParams(const std::vector<std::string>& params, serve::RoutingConfig* config) {
+  for (const std::string& p : params) {
+    const auto eq = p.find('=');
+    double value = 0;
+    const char* end = p.data() + p.size();
+    auto [at, ec] = eq == std::string::npos
+                        ? std::from_chars_result{p.data(), std::errc::invalid_argument}
+                        : std::from_chars(p.data() + eq + 1, end, value);
+    if (ec != std::errc() || at != end) {
+      return InvalidArgument("--routing-param: '" + p + "' is not NAME=NUMBER");
+    }
+    if (auto s = serve::SetRoutingParam(config, p.substr(0, eq), value); !s) {
+      return InvalidArgument("--" + s.error().message);
+    }
+  }
+  return {};
+}
+
 Result<nlohmann::json> RunServingExperiment(const ServingFlags& flags, const std::string& path) {
   if (flags.replicas <= 0) return InvalidArgument("--replicas: must be positive");
   if (!(flags.rate_scale > 0)) return InvalidArgument("--rate-scale: must be positive");
@@ -106,19 +124,8 @@ Result<nlohmann::json> RunServingExperiment(const ServingFlags& flags, const std
       return InvalidArgument("--" + p.error().message);
     }
   }
-  for (const std::string& p : flags.routing_params) {
-    const auto eq = p.find('=');
-    double value = 0;
-    const char* end = p.data() + p.size();
-    auto [at, ec] = eq == std::string::npos
-                        ? std::from_chars_result{p.data(), std::errc::invalid_argument}
-                        : std::from_chars(p.data() + eq + 1, end, value);
-    if (ec != std::errc() || at != end) {
-      return InvalidArgument("--routing-param: '" + p + "' is not NAME=NUMBER");
-    }
-    if (auto s = serve::SetRoutingParam(&options.routing, p.substr(0, eq), value); !s) {
-      return InvalidArgument("--" + s.error().message);
-    }
+  if (auto ok = ApplyRoutingParams(flags.routing_params, &options.routing); !ok) {
+    return std::unexpected(ok.error());
   }
   auto engine = LoadEngineProfile(flags.engine);
   if (!engine) return InvalidArgument("--engine: " + engine.error().message);

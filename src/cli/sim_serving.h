@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "serve/routing_policy.h"
 #include "sim/trace/llm_trace.h"
 
 namespace tessera::cli {
@@ -33,6 +34,9 @@ void AddServingFlags(CLI::App* sim, ServingFlags* flags);
 Result<std::int64_t> KvBlocksPerReplica(const std::string& flag, const LlmTrace& trace,
                                         int block_tokens, int replicas,
                                         std::int64_t profile_blocks);
+
+// --routing-param's NAME=NUMBER values (serve::SetRoutingParam's names) into `config`.
+Status ApplyRoutingParams(const std::vector<std::string>& params, serve::RoutingConfig* config);
 
 // Runs every router on the trace (and the rate sweep); returns summary.json, having printed the
 // table to stdout and progress to stderr.

@@ -41,6 +41,10 @@ struct RoutingConfig {
   // tessera: and per request already on the replica (each of them waits for that prefill too).
   double work_per_request = 0;
   double reject_factor = 1.0;
+  // tessera, a soft hot guard: > 0, a hot replica is not passed over but pays this many ms of
+  // cost per request above the hot line, so a long cached prefix can still win it. 0 (the
+  // default): passed over. docs/serving.md compares the two under timing noise.
+  double hot_penalty_ms = 0;
 };
 
 struct RouteRequest {
@@ -81,7 +85,8 @@ class RoutingPolicy {
 std::vector<std::string> RoutingPolicyNames();
 // Sets one RoutingConfig field by its name (cache_threshold, balance_abs_threshold,
 // balance_rel_threshold, queue_weight, kv_weight, prefix_weight, hot_rel, hot_abs, work_weight,
-// reject_factor): how the serving experiment's --routing-param reaches the policies.
+// work_per_request, reject_factor, hot_penalty_ms): how the serving experiment's --routing-param
+// reaches the policies.
 Status SetRoutingParam(RoutingConfig* config, std::string_view name, double value);
 Result<std::unique_ptr<RoutingPolicy>> MakeRoutingPolicy(std::string_view name);
 

@@ -60,6 +60,7 @@ Status SetRoutingParam(RoutingConfig* config, std::string_view name, double valu
       {"work_weight", &RoutingConfig::work_weight},
       {"work_per_request", &RoutingConfig::work_per_request},
       {"reject_factor", &RoutingConfig::reject_factor},
+      {"hot_penalty_ms", &RoutingConfig::hot_penalty_ms},
   };
   if (name == "balance_abs_threshold") {
     config->balance_abs_threshold = static_cast<std::int32_t>(std::min(value, 1e9));

@@ -111,7 +111,7 @@ TEST(RoutingPolicy, TesseraPredictsTtftAndAvoidsHotReplicas) {
   // queued: 2128 tokens in 3 steps, 3 ms + 21.28 ms = 24.28 ms; own work 1 ms + 1.28 ms: cost
   // 24.28 + 22.8 = 47.08. Replica 1 holds nothing, none queued: 1 ms + 6.4 ms = 7.4 ms, cost
   // 7.4 + 74 = 81.4. Replica 2 holds 39 blocks (16 tokens to prefill), 100 queued:
-  // 1 ms + 1.16 ms = 2.16 ms, cost 2.16 + 21.6 = 23.76: the winner.
+  // 1 ms + 1.16 ms = 2.16 ms, cost 2.16 + 11.6 = 13.76: the winner.
   std::vector<BlockHash> blocks(40);
   for (std::size_t i = 0; i < blocks.size(); ++i) blocks[i] = i + 1;
   f.matched = {32, 0, 39};
@@ -124,6 +124,13 @@ TEST(RoutingPolicy, TesseraPredictsTtftAndAvoidsHotReplicas) {
   // cheapest: replica 0, whose cached prefix saves more work than replica 1's idleness saves time.
   f.loads[2].running = 20;
   EXPECT_EQ(Pick("tessera", f, r), 0);
+  // A soft guard charges replica 2 per request over the line (20 - 10.33 = 9.67) instead:
+  // 13.76 + 3 x 9.67 = 42.76 still beats replica 0's 47.08; at 4 ms each (52.43) it does not.
+  f.config.hot_penalty_ms = 3;
+  EXPECT_EQ(Pick("tessera", f, r), 2);
+  f.config.hot_penalty_ms = 4;
+  EXPECT_EQ(Pick("tessera", f, r), 0);
+  f.config.hot_penalty_ms = 0;
   // Without the work term the idle replica 1 answers sooner (7.4 ms against 24.28 ms).
   f.config.work_weight = 0;
   EXPECT_EQ(Pick("tessera", f, r), 1);

@@ -92,4 +92,31 @@ TEST(ServingCliTest, BadFlagsNameTheFlag) {
   EXPECT_NE(out5.find("routing parameter 'warmth' is unknown"), std::string::npos) << out5;
 }
 
+// The live replay's simulated side alone (no cluster): a warm-up left out of the figures, and
+// the same slice again under seeded arrival jitter.
+TEST(ServingCliTest, BenchServingSimOnlyWithWarmupAndJitter) {
+  if (!std::filesystem::exists(kTrace)) GTEST_SKIP() << kTrace << " is not here";
+  const std::string base = Bin() + " bench serving --trace " + kTrace +
+                           " --skip 3000 --replicas 4 --router tessera --sim-only";
+  auto [rc, out] = RunCommand(base + " --warmup 100 --requests 200 --sim-jitter-runs 2");
+  ASSERT_EQ(rc, 0) << out;
+  const auto json = nlohmann::json::parse(out.substr(out.find("\n{") + 1), nullptr, false);
+  ASSERT_TRUE(json.is_object()) << out;
+  EXPECT_EQ(json["trace"]["warmup"], 100);
+  EXPECT_EQ(json["trace"]["requests"], 200);
+  EXPECT_EQ(json["sim"]["completed"].get<int>() + json["sim"]["rejected"].get<int>(), 200);
+  EXPECT_GT(json["sim"]["prefix_hit_rate"].get<double>(), 0);
+  ASSERT_EQ(json["sim_jitter"]["runs"].size(), 2u);
+  EXPECT_EQ(json["sim_jitter"]["jitter_ms"], 5.0);
+  EXPECT_FALSE(json.contains("live"));
+
+  auto [rc2, out2] = RunCommand(Bin() + " bench serving --trace " + kTrace +
+                                " --router tessera --sim-routing-param hot_abs=1");
+  EXPECT_EQ(rc2, 1);
+  EXPECT_NE(out2.find("--sim-routing-param: only with --sim-only"), std::string::npos) << out2;
+  auto [rc3, out3] = RunCommand(base + " --warmup -1");
+  EXPECT_EQ(rc3, 1);
+  EXPECT_NE(out3.find("--warmup: must be >= 0"), std::string::npos) << out3;
+}
+
 }  // namespace

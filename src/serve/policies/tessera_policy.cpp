@@ -55,11 +55,12 @@ class TesseraPolicy final : public RoutingPolicy {
         work_uncached = uncached;
         work = PredictTtftMs(*ctx.engine, ReplicaLoad{}, uncached, request.prompt_tokens);
       }
-      const double cost = ttft + (c.work_weight + c.work_per_request * l.requests()) * work;
+      double cost = ttft + (c.work_weight + c.work_per_request * l.requests()) * work;
+      if (c.hot_penalty_ms > 0) cost += c.hot_penalty_ms * std::max(0.0, l.requests() - hot_above);
       if (better(any, r, cost)) any = {r, cost, ttft};
       if (better(fastest, r, ttft)) fastest = {r, ttft, ttft};
       if (ttft <= c.slo_ttft_ms && better(in_slo, r, cost)) in_slo = {r, cost, ttft};
-      const bool hot = l.requests() > hot_above;
+      const bool hot = c.hot_penalty_ms == 0 && l.requests() > hot_above;
       if (!hot && better(cool, r, cost)) cool = {r, cost, ttft};
     }
     Best pick = cool.replica >= 0 ? cool : any;
