@@ -9,8 +9,9 @@
 #   bench/live_scale_profile.sh [--nodes 12500] [--pending 200000] [--seconds 30] \
 #     [--perf-seconds 12] [--out out/live-12500]
 #
-# Writes OUT.json, OUT.out (the table), OUT.perf.txt (the profile). Needs perf (linux-perf)
-# and a build (TESSERA_BIN_DIR, default build/). Takes 5-15 minutes at 12,500 nodes.
+# Writes OUT.json, OUT.out (the table), OUT.perf.txt (the profile) and OUT.perf.data. Needs
+# perf (linux-perf) and a build (TESSERA_BIN_DIR, default build/). Takes 5-15 minutes at
+# 12,500 nodes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nodes=12500 pending=200000 seconds=30 perf_seconds=12 out=out/live-12500
@@ -44,14 +45,15 @@ until grep -q "measuring" "$work/live.err" 2>/dev/null; do
 done
 pid=$(pgrep -n -f "tesserad --state $work/live")
 sleep 2  # into the window
-perf record -g -o "$work/perf.data" -p "$pid" -- sleep "$perf_seconds" >/dev/null 2>&1
+perf record -g -o "$out.perf.data" -p "$pid" -- sleep "$perf_seconds" >/dev/null 2>&1
+set +o pipefail  # `head` ends the reports early
 {
   echo "tesserad pid $pid, $perf_seconds s of bench live's window; $(uptime)"
   echo "== self time by symbol"
-  perf report -i "$work/perf.data" --no-children --sort symbol --stdio 2>/dev/null |
+  perf report -i "$out.perf.data" --no-children --sort symbol --stdio 2>/dev/null |
     grep -v '^#' | grep '%' | head -40
   echo "== with children, by symbol (the controller's entry points)"
-  perf report -i "$work/perf.data" --children --sort symbol --stdio 2>/dev/null |
+  perf report -i "$out.perf.data" --children --sort symbol --stdio 2>/dev/null |
     grep -v '^#' | grep -E '^ +[0-9.]+%' |
     grep -E 'tessera::(AgentService|SchedulingCycle|ApiServer|UserService|Controller)' | head -30
 } >"$out.perf.txt"
