@@ -14,8 +14,9 @@
 //             (every attempt)],
 //    "events": [every event of the store, oldest first, as GET /v1/events shows them]}
 //
-// The state is copied under the controller's lock; the events are read from the store after
-// it, up to the last one committed when the state was copied.
+// The records are copied under the controller's lock and turned into JSON after it (a spec
+// parse per job); the events are read from the store then, up to the last one committed when
+// the state was copied.
 #pragma once
 
 #include <nlohmann/json.hpp>
