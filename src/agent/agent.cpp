@@ -148,12 +148,12 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
     agent->inventory_.source = "none (" + inv.error().message + "; use --simulate-gpus 8xH100)";
   }
   if (o.simulate_nodes == 0) {
-    agent->nodes_.push_back({o.node, agent->inventory_, false, {}});
+    agent->nodes_.push_back({o.node, agent->inventory_, false, {}, {}});
   } else if (!o.emulated.empty()) {
     for (const auto& n : o.emulated) {
       auto inv = SimulatedGpus(n.gpus.empty() ? *o.simulate_gpus : n.gpus, n.name);
       if (!inv) return std::unexpected(inv.error());
-      agent->nodes_.push_back({n.name, std::move(*inv), false, n.topology});
+      agent->nodes_.push_back({n.name, std::move(*inv), false, n.topology, {}});
     }
   } else {
     for (int i = 0; i < o.simulate_nodes; ++i) {
@@ -162,7 +162,16 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
       const std::string name = o.node + suffix;
       auto inv = SimulatedGpus(*o.simulate_gpus, name);
       if (!inv) return std::unexpected(inv.error());
-      agent->nodes_.push_back({name, std::move(*inv), false, {}});
+      agent->nodes_.push_back({name, std::move(*inv), false, {}, {}});
+    }
+  }
+  if (o.simulate_tasks && o.simulate_nodes > 0 && o.address == "127.0.0.1") {
+    // No process listens anywhere, so each emulated node may advertise an address of its own
+    // in 127/8, as KWOK's fake nodes have IPs of their own: rendezvous ports (MASTER_PORT) are
+    // then chosen per node as in a real cluster, not among 100,000 tasks of one address.
+    for (std::size_t i = 0; i < agent->nodes_.size(); ++i) {
+      agent->nodes_[i].address = "127." + std::to_string(1 + i / 65536) + "." +
+                                 std::to_string(i / 256 % 256) + "." + std::to_string(i % 256);
     }
   }
   if (o.run_as) {
@@ -273,7 +282,7 @@ void Agent::RecoverLeftovers() {
     }
     const auto id = t.launch.task_id;
     Persist(id, t);
-    tasks_.emplace(id, std::move(t));
+    AddTaskLocked(id, std::move(t));
   }
 }
 
@@ -340,7 +349,9 @@ int Agent::FailEmulatedNode(const std::string& node) {
     if (it->second.proc.pgid > 0) ::kill(-it->second.proc.pgid, SIGKILL);
     cgroups_.Kill(it->second.proc.cgroup);
     Unpersist(it->first);
-    it = tasks_.erase(it);  // never reported again: the controller finds the node lost
+    auto next = std::next(it);
+    EraseTaskLocked(it);  // never reported again: the controller finds the node lost
+    it = next;
     ++killed;
   }
   Log(node, "failed on request (failure drill): " + std::to_string(killed) +
@@ -348,7 +359,7 @@ int Agent::FailEmulatedNode(const std::string& node) {
   return killed;
 }
 
-NodesHeartbeatRequest Agent::BuildNodesRequest() {
+NodesHeartbeatRequest Agent::BuildNodesRequest(Included* included) {
   std::lock_guard lock(mu_);
   NodesHeartbeatRequest req;
   for (const auto& n : nodes_) {
@@ -358,9 +369,70 @@ NodesHeartbeatRequest Agent::BuildNodesRequest() {
     if (auto it = req.nodes.find(t.node); it != req.nodes.end()) {
       it->second.tasks.push_back(ReportOf(id, t));
       AddUsageLocked(id, t, it->second);
+      if (included != nullptr) included->emplace_back(id, t.state);
     }
   }
   return req;
+}
+
+NodesHeartbeatRequest Agent::BuildDeltaRequest(const DeltaState& delta, bool renew,
+                                               Included* included) {
+  std::lock_guard lock(mu_);
+  NodesHeartbeatRequest req;
+  req.delta = true;
+  req.since = delta.since;
+  req.agent_url = agent_url_;
+  for (auto id : unacked_) {
+    auto it = tasks_.find(id);
+    if (it == tasks_.end() || failed_nodes_.contains(it->second.node)) continue;
+    HeartbeatRequest& hb = req.nodes[it->second.node];
+    hb.tasks.push_back(ReportOf(id, it->second));
+    included->emplace_back(id, it->second.state);
+  }
+  if (renew) {
+    for (const auto& n : nodes_) {
+      if (!n.registered || failed_nodes_.contains(n.name)) continue;
+      auto it = node_tasks_.find(n.name);
+      // Running tasks' usage goes with the renewal, about once an interval.
+      if (it != node_tasks_.end()) {
+        HeartbeatRequest usage;
+        for (auto id : it->second) AddUsageLocked(id, tasks_.at(id), usage);
+        if (!usage.usage.empty()) {
+          auto& hb = req.nodes[n.name].usage;
+          hb.insert(hb.end(), usage.usage.begin(), usage.usage.end());
+        }
+      }
+      if (!req.nodes.contains(n.name)) req.alive.push_back(n.name);
+    }
+  }
+  return req;
+}
+
+void Agent::Acknowledge(const Included& included) {
+  std::lock_guard lock(mu_);
+  for (const auto& [id, state] : included) {
+    auto it = tasks_.find(id);
+    // A finished task stays unacknowledged until the controller says to forget it.
+    if (it != tasks_.end() && it->second.state == state && state == ReportedState::kRunning)
+      unacked_.erase(id);
+  }
+}
+
+void Agent::AddTaskLocked(std::int64_t id, LocalTask t) {
+  node_tasks_[t.node].insert(id);
+  if (t.simulated && t.state == ReportedState::kRunning)
+    simulated_ends_.emplace(t.simulated_end_ms, id);
+  tasks_.insert_or_assign(id, std::move(t));
+  unacked_.insert(id);
+}
+
+void Agent::EraseTaskLocked(std::map<std::int64_t, LocalTask>::iterator it) {
+  if (auto n = node_tasks_.find(it->second.node); n != node_tasks_.end()) {
+    n->second.erase(it->first);
+    if (n->second.empty()) node_tasks_.erase(n);
+  }
+  unacked_.erase(it->first);
+  tasks_.erase(it);
 }
 
 std::string Agent::Server() {
@@ -384,17 +456,30 @@ bool Agent::KeepServer(const std::string& url, const httplib::Result& res) {
   return false;
 }
 
-bool Agent::Register(ServedNode& node) {
+namespace {
+
+NodeRegistration RegistrationOf(const std::string& name, const GpuInventory& inventory,
+                                const std::map<std::string, std::string>& topology,
+                                const std::string& address, const AgentOptions& o,
+                                const std::string& agent_url) {
   NodeRegistration reg;
-  reg.node = node.name;
-  reg.address = options_.address;
-  reg.agent_url = agent_url_;
-  reg.simulated = node.inventory.simulated;
-  reg.gpus = node.inventory.gpus;
-  reg.cpu_milli = options_.cpu_milli;
-  reg.memory_mib = options_.memory_mib;
+  reg.node = name;
+  reg.address = address.empty() ? o.address : address;
+  reg.agent_url = agent_url;
+  reg.simulated = inventory.simulated;
+  reg.gpus = inventory.gpus;
+  reg.cpu_milli = o.cpu_milli;
+  reg.memory_mib = o.memory_mib;
   reg.version = "0.1.0";
-  reg.topology = node.topology.empty() ? options_.topology : node.topology;
+  reg.topology = topology.empty() ? o.topology : topology;
+  return reg;
+}
+
+}  // namespace
+
+bool Agent::Register(ServedNode& node) {
+  const NodeRegistration reg =
+      RegistrationOf(node.name, node.inventory, node.topology, node.address, options_, agent_url_);
   const std::string server = Server();
   httplib::Client client(server);
   client.set_tcp_nodelay(true);
@@ -411,28 +496,75 @@ bool Agent::Register(ServedNode& node) {
     Log(node.name, "registration refused (" + std::to_string(res->status) + "): " + res->body);
     return false;
   }
-  auto doc = ParseJson(res->body);
-  if (doc) {
-    if (auto reply = RegistrationReplyFromJson(*doc)) {
-      heartbeat_interval_ms_ = std::clamp<Tick>(reply->heartbeat_interval_ms, 50, 60000);
-    }
-    // A first registration is issued the node's own credential; later calls present it.
-    if (doc->is_object() && (*doc)["nodeCredential"].is_string()) {
-      if (auto s = credential_.Keep((*doc)["nodeCredential"].get<std::string>()); !s) {
-        Log(node.name, s.error().message);
-        return false;
-      }
-    }
-  }
+  if (!ApplyRegistration(node.name, res->body)) return false;
   node.registered = true;
   // One line per agent process, not one per emulated node.
   if (&node == &nodes_.front()) {
     Log(node.name,
         "registered with " + server + ": " + std::to_string(node.inventory.gpus.size()) +
             " GPU(s), " + node.inventory.source +
-            (nodes_.size() > 1 ? " (" + std::to_string(nodes_.size()) + " emulated nodes)" : "") +
             (cgroups_.enabled() ? ", cgroups on" : ", cgroups off (" + cgroups_.reason() + ")"));
   }
+  return true;
+}
+
+bool Agent::ApplyRegistration(const std::string& node, const std::string& body) {
+  auto doc = ParseJson(body);
+  if (!doc) return true;
+  if (auto reply = RegistrationReplyFromJson(*doc)) {
+    heartbeat_interval_ms_ = std::clamp<Tick>(reply->heartbeat_interval_ms, 50, 60000);
+  }
+  // A first registration is issued the node's own credential; later calls present it.
+  if (doc->is_object() && (*doc)["nodeCredential"].is_string()) {
+    if (auto s = credential_.Keep((*doc)["nodeCredential"].get<std::string>()); !s) {
+      Log(node, s.error().message);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Agent::RegisterBatched(const std::string& url) {
+  std::vector<ServedNode*> todo;
+  for (auto& n : nodes_) {
+    if (!n.registered && !IsFailed(n.name)) todo.push_back(&n);
+  }
+  if (todo.empty()) return true;
+  httplib::Client client(url);
+  client.set_tcp_nodelay(true);
+  client.set_connection_timeout(2, 0);
+  client.set_read_timeout(30, 0);
+  client.set_keep_alive(true);
+  const std::size_t before = todo.size();
+  for (std::size_t first = 0; first < todo.size() && !stop_; first += kMaxNodesPerRegistration) {
+    const std::size_t end = std::min(todo.size(), first + kMaxNodesPerRegistration);
+    NodesRegistration batch;
+    for (std::size_t i = first; i < end; ++i) {
+      batch.nodes.push_back(RegistrationOf(todo[i]->name, todo[i]->inventory, todo[i]->topology,
+                                           todo[i]->address, options_, agent_url_));
+    }
+    // The first batch may be issued the credential the later ones present.
+    credential_.ApplyForRegistration(client);
+    auto res =
+        client.Post("/v1/agents/register-nodes", DumpJson(ToJson(batch)), "application/json");
+    if (!KeepServer(url, res)) return false;
+    if (!res) {
+      Complain("registration with " + url + " failed (" + httplib::to_string(res.error()) + ")");
+      return false;
+    }
+    if (res->status != 200) {
+      Log(todo[first]->name, "registration of " + std::to_string(end - first) + " nodes refused (" +
+                                 std::to_string(res->status) + "): " + res->body);
+      return false;
+    }
+    if (!ApplyRegistration(todo[first]->name, res->body)) return false;
+    for (std::size_t i = first; i < end; ++i) todo[i]->registered = true;
+  }
+  if (stop_) return false;
+  Log(options_.node, "registered " + std::to_string(before) + " emulated nodes with " + url +
+                         " in batches of up to " + std::to_string(kMaxNodesPerRegistration) + ": " +
+                         std::to_string(nodes_.front().inventory.gpus.size()) + " GPU(s) each, " +
+                         nodes_.front().inventory.source);
   return true;
 }
 
@@ -443,9 +575,16 @@ void Agent::LaunchLocked(const std::vector<std::pair<std::string, TaskLaunch>>& 
   // earlier in this batch) already fills. An oversold task (co-location) holds a share the
   // controller lent it from online replicas' unused GPU: it is neither counted nor checked.
   std::map<std::pair<std::string, int>, std::int32_t> used;
-  for (const auto& [id, other] : tasks_) {
-    if (other.state != ReportedState::kRunning || other.launch.oversold) continue;
-    for (int g : other.launch.gpus) used[{other.node, g}] += other.launch.gpu_milli;
+  std::set<std::string> launch_nodes;
+  for (const auto& [node, launch] : launches) launch_nodes.insert(node);
+  for (const auto& node : launch_nodes) {
+    auto on = node_tasks_.find(node);
+    if (on == node_tasks_.end()) continue;
+    for (auto id : on->second) {
+      const LocalTask& other = tasks_.at(id);
+      if (other.state != ReportedState::kRunning || other.launch.oversold) continue;
+      for (int g : other.launch.gpus) used[{other.node, g}] += other.launch.gpu_milli;
+    }
   }
   std::map<std::string, const GpuInventory*> inventories;
   for (const auto& n : nodes_) inventories[n.name] = &n.inventory;
@@ -518,7 +657,7 @@ void Agent::LaunchLocked(const std::vector<std::pair<std::string, TaskLaunch>>& 
       t.alive.insert(t.proc.pids.begin(), t.proc.pids.end());
     }
     if (!t.simulated) Persist(launch.task_id, t);
-    tasks_.emplace(launch.task_id, std::move(t));
+    AddTaskLocked(launch.task_id, std::move(t));
   }
   if (!launches.empty()) dirty_ = true;
 }
@@ -533,6 +672,7 @@ void Agent::StopLocked(LocalTask& t, int grace_seconds, const std::string& why) 
     t.simulated_end_ms = NowMs();
     t.exit_code = 128 + SIGTERM;
     t.signal = SIGTERM;
+    simulated_ends_.emplace(t.simulated_end_ms, t.launch.task_id);
   }
 }
 
@@ -553,6 +693,7 @@ void Agent::FenceLocked(LocalTask& t) {
     t.simulated_end_ms = NowMs();
     t.exit_code = 128 + SIGKILL;
     t.signal = SIGKILL;
+    simulated_ends_.emplace(t.simulated_end_ms, t.launch.task_id);
   }
 }
 
@@ -571,6 +712,20 @@ void Agent::Apply(const std::map<std::string, HeartbeatReply>& replies) {
   for (const auto& [node, reply] : replies) {
     for (const auto& s : reply.stop) {
       auto it = tasks_.find(s.task_id);
+      if (it == tasks_.end() && options_.simulate_nodes > 0) {
+        // A delta's stop of a task this node never got (stopped before its launch reached
+        // us): report it stopped, so that the controller does not wait for it.
+        LocalTask never;
+        never.node = node;
+        never.launch.task_id = s.task_id;
+        never.state = ReportedState::kStopped;
+        never.exit_code = 128 + SIGTERM;
+        never.finished_ms = NowMs();
+        never.message = "stopped before it started on this node";
+        AddTaskLocked(s.task_id, std::move(never));
+        dirty_ = true;
+        continue;
+      }
       if (it == tasks_.end() || it->second.node != node) continue;
       if (s.fence) {
         FenceLocked(it->second);
@@ -583,7 +738,7 @@ void Agent::Apply(const std::map<std::string, HeartbeatReply>& replies) {
       if (it == tasks_.end() || it->second.node != node ||
           it->second.state == ReportedState::kRunning)
         continue;
-      tasks_.erase(it);
+      EraseTaskLocked(it);
       Unpersist(id);
       usage_reader_.Forget(id);
       std::error_code ec;
@@ -604,6 +759,7 @@ void Agent::FinishLocked(LocalTask& t, Finished& finished) {
   exec_.EndTask(t.launch.task_id);  // commands run in a task end with it
   if (!t.simulated) Persist(t.launch.task_id, t);
   finished.emplace_back(t.node, ReportOf(t.launch.task_id, t));
+  NoteUnackedLocked(t.launch.task_id);
   dirty_ = true;
 }
 
@@ -633,6 +789,7 @@ void Agent::ReapLocked(Finished& finished) {
     }
     if (!of_task) exec_.Reaped(pid, status);  // a `tessera exec` command, or an orphan
   }
+  if (options_.simulate_tasks) return;  // no processes to kill
   const Tick now = NowMs();
   for (auto& [id, t] : tasks_) {
     if (t.state == ReportedState::kRunning && !t.alive.empty() && t.kill_at > 0 && !t.killed &&
@@ -646,10 +803,16 @@ void Agent::ReapLocked(Finished& finished) {
 
 void Agent::EndSimulatedLocked(Finished& finished) {
   const Tick now = NowMs();
-  for (auto& [id, t] : tasks_) {
-    if (t.simulated && t.state == ReportedState::kRunning && now >= t.simulated_end_ms) {
+  // In order of their ends, not a pass over every task: at 100,000 tasks the pass every 20 ms
+  // was most of the agent's CPU. An entry is stale when its task ended or moved its end.
+  while (!simulated_ends_.empty() && simulated_ends_.begin()->first <= now) {
+    const auto [end, id] = *simulated_ends_.begin();
+    simulated_ends_.erase(simulated_ends_.begin());
+    auto it = tasks_.find(id);
+    if (it == tasks_.end()) continue;
+    LocalTask& t = it->second;
+    if (t.simulated && t.state == ReportedState::kRunning && now >= t.simulated_end_ms)
       FinishLocked(t, finished);
-    }
   }
 }
 
@@ -678,7 +841,7 @@ bool Agent::MonitorLoopAt(const std::string& url) {
       }
     }
     // Report exits at once; the next heartbeat repeats them until they are acknowledged.
-    if (options_.simulate_nodes > 0 && finished.size() > 1) {
+    if (options_.simulate_nodes > 0 && !finished.empty()) {
       // Many exits at once (a burst ending): one request, one commit.
       NodesHeartbeatRequest batch;
       for (const auto& [node, r] : finished) batch.nodes[node].tasks.push_back(r);
@@ -732,19 +895,14 @@ void Agent::HeartbeatLoopAt(const std::string& url) {
   client.set_connection_timeout(2, 0);
   client.set_keep_alive(true);
   const bool batched = options_.simulate_nodes > 0;
-  auto retry_later = [this](const std::string& why) {
-    Complain(why);
-    {
-      std::lock_guard lock(mu_);
-      dirty_ = true;  // report everything again once through
-    }
-    Pause(500);
-  };
+  DeltaState delta;  // per controller: its generations mean nothing to another one
+  Tick last_exchange = 0;
   while (!stop_ && Server() == url) {
     bool all_registered = true;
-    for (auto& node : nodes_) {
-      if (stop_) break;
-      if (!node.registered && !IsFailed(node.name) && !Register(node)) all_registered = false;
+    if (batched) {
+      all_registered = RegisterBatched(url);
+    } else if (!nodes_.front().registered && !Register(nodes_.front())) {
+      all_registered = false;
     }
     if (!all_registered) {
       Complain("controller at " + url +
@@ -758,84 +916,129 @@ void Agent::HeartbeatLoopAt(const std::string& url) {
       wait = dirty_ ? 0 : heartbeat_interval_ms_;
       dirty_ = false;
     }
-    const std::string& single = nodes_.front().name;
-    // Emulated nodes: one batched request, in parts that fit the controller's body limit
-    // (heartbeat_batches.h); all but the last part are answered at once, the last long-polls.
-    std::vector<std::string> bodies;
-    if (batched) {
-      for (const auto& part : SplitNodesHeartbeat(BuildNodesRequest()))
-        bodies.push_back(DumpJson(ToJson(part)));
-    } else {
-      bodies.push_back(DumpJson(ToJson(BuildRequest(single))));
+    if (batched && wait == 0) {
+      const Tick since_last = NowMs() - last_exchange;
+      if (since_last < kBatchedHeartbeatGapMs)
+        Pause(static_cast<int>(kBatchedHeartbeatGapMs - since_last));
     }
     std::map<std::string, HeartbeatReply> replies;
-    bool failed = false;
-    for (std::size_t part = 0; part < bodies.size() && !failed; ++part) {
-      const Tick part_wait = part + 1 == bodies.size() ? wait : 0;
-      const std::string path =
-          (batched ? "/v1/agents/heartbeat" : "/v1/agents/" + single + "/heartbeat") +
-          "?waitMs=" + std::to_string(part_wait);
-      client.set_read_timeout(static_cast<time_t>(part_wait / 1000 + 10), 0);
+    bool ok = false;
+    if (batched) {
+      ok = BatchedExchange(client, url, wait, delta, replies);
+    } else {
+      const std::string& single = nodes_.front().name;
+      const std::string path = "/v1/agents/" + single + "/heartbeat?waitMs=" + std::to_string(wait);
+      client.set_read_timeout(static_cast<time_t>(wait / 1000 + 10), 0);
       const Tick sent = NowMs();
       credential_.Apply(client);
-      auto res = client.Post(path.c_str(), bodies[part], "application/json");
-      const bool answered = res && res->status == 200;
-      metrics_.Heartbeat(static_cast<double>(NowMs() - sent) / 1000.0, answered);
-      if (answered) last_heartbeat_ok_ms_ = NowMs();
-      failed = true;
-      if (!KeepServer(url, res)) {
-        Complain("heartbeat to " + url + " failed or was refused by a standby; trying " + Server());
-        {
-          std::lock_guard lock(mu_);
-          dirty_ = true;  // report everything to the next one at once
-        }
-        Pause(100);
-        break;
-      }
-      if (!res) {
-        retry_later("heartbeat failed (" + httplib::to_string(res.error()) +
-                    "); retrying, tasks keep running");
-        break;
-      }
-      if (!batched && res->status == 404) {
-        nodes_.front().registered = false;  // the controller lost it (e.g. a fresh store)
-        break;
-      }
-      if (res->status == 401 && !credential_.has_credential()) {
-        for (auto& node : nodes_) node.registered = false;  // authentication came on: register
-        retry_later("heartbeat refused (401): registering again with the bootstrap token");
-        break;
-      }
-      if (res->status != 200) {
-        retry_later("heartbeat refused (" + std::to_string(res->status) + "): " + res->body);
-        break;
-      }
-      auto doc = ParseJson(res->body);
-      if (!doc) break;
-      if (batched) {
-        auto reply = NodesHeartbeatReplyFromJson(*doc);
-        if (!reply) {
+      auto res =
+          client.Post(path.c_str(), DumpJson(ToJson(BuildRequest(single))), "application/json");
+      metrics_.Heartbeat(static_cast<double>(NowMs() - sent) / 1000.0, res && res->status == 200);
+      if (HandleAnswer(url, res, false)) {
+        auto doc = ParseJson(res->body);
+        auto reply = doc ? HeartbeatReplyFromJson(*doc)
+                         : Result<HeartbeatReply>(std::unexpected(doc.error()));
+        if (reply) {
+          replies.emplace(single, std::move(*reply));
+          ok = true;
+        } else {
           Complain("bad heartbeat reply: " + reply.error().message);
-          break;
         }
-        const std::set<std::string> unknown(reply->unknown.begin(), reply->unknown.end());
-        for (auto& node : nodes_) {
-          if (unknown.contains(node.name)) node.registered = false;  // register it again
-        }
-        for (auto& [node, r] : reply->nodes) replies.insert_or_assign(node, std::move(r));
-      } else {
-        auto reply = HeartbeatReplyFromJson(*doc);
-        if (!reply) {
-          Complain("bad heartbeat reply: " + reply.error().message);
-          break;
-        }
-        replies.emplace(single, std::move(*reply));
       }
-      failed = false;
     }
-    if (failed) continue;
-    Apply(replies);
+    last_exchange = NowMs();
+    if (ok) Apply(replies);
   }
+}
+
+bool Agent::HandleAnswer(const std::string& url, const httplib::Result& res, bool batched) {
+  auto retry_later = [this](const std::string& why) {
+    Complain(why);
+    {
+      std::lock_guard lock(mu_);
+      dirty_ = true;  // report everything again once through
+    }
+    Pause(500);
+  };
+  if (res && res->status == 200) last_heartbeat_ok_ms_ = NowMs();
+  if (!KeepServer(url, res)) {
+    Complain("heartbeat to " + url + " failed or was refused by a standby; trying " + Server());
+    {
+      std::lock_guard lock(mu_);
+      dirty_ = true;  // report everything to the next one at once
+    }
+    Pause(100);
+    return false;
+  }
+  if (!res) {
+    retry_later("heartbeat failed (" + httplib::to_string(res.error()) +
+                "); retrying, tasks keep running");
+    return false;
+  }
+  if (!batched && res->status == 404) {
+    nodes_.front().registered = false;  // the controller lost it (e.g. a fresh store)
+    return false;
+  }
+  if (res->status == 401 && !credential_.has_credential()) {
+    for (auto& node : nodes_) node.registered = false;  // authentication came on: register
+    retry_later("heartbeat refused (401): registering again with the bootstrap token");
+    return false;
+  }
+  if (res->status != 200) {
+    retry_later("heartbeat refused (" + std::to_string(res->status) + "): " + res->body);
+    return false;
+  }
+  return true;
+}
+
+// Emulated nodes: one batched request, in parts that fit the controller's body limit
+// (heartbeat_batches.h); all but the last part are answered at once, the last long-polls. The
+// full form when the controller asked for it (or has never answered), else the delta form.
+bool Agent::BatchedExchange(httplib::Client& client, const std::string& url, Tick wait,
+                            DeltaState& delta, std::map<std::string, HeartbeatReply>& replies) {
+  const Tick now = NowMs();
+  const bool full =
+      delta.want_full || delta.since == 0 || now - delta.last_full_ms >= kFullReportEveryMs;
+  const bool renew = full || now - delta.last_alive_ms >= heartbeat_interval_ms_ / 2;
+  Included included;
+  NodesHeartbeatRequest request =
+      full ? BuildNodesRequest(&included) : BuildDeltaRequest(delta, renew, &included);
+  std::vector<std::string> bodies;
+  for (const auto& part : SplitNodesHeartbeat(std::move(request)))
+    bodies.push_back(DumpJson(ToJson(part)));
+  std::int64_t generation = 0;
+  bool want_full = false;
+  for (std::size_t part = 0; part < bodies.size(); ++part) {
+    const Tick part_wait = part + 1 == bodies.size() ? wait : 0;
+    const std::string path = "/v1/agents/heartbeat?waitMs=" + std::to_string(part_wait);
+    client.set_read_timeout(static_cast<time_t>(part_wait / 1000 + 10), 0);
+    const Tick sent = NowMs();
+    credential_.Apply(client);
+    auto res = client.Post(path.c_str(), bodies[part], "application/json");
+    metrics_.Heartbeat(static_cast<double>(NowMs() - sent) / 1000.0, res && res->status == 200);
+    if (!HandleAnswer(url, res, true)) return false;
+    auto doc = ParseJson(res->body);
+    auto reply = doc ? NodesHeartbeatReplyFromJson(*doc)
+                     : Result<NodesHeartbeatReply>(std::unexpected(doc.error()));
+    if (!reply) {
+      Complain("bad heartbeat reply: " + reply.error().message);
+      return false;
+    }
+    const std::set<std::string> unknown(reply->unknown.begin(), reply->unknown.end());
+    for (auto& node : nodes_) {
+      if (unknown.contains(node.name)) node.registered = false;  // register it again
+    }
+    for (auto& [node, r] : reply->nodes) replies.insert_or_assign(node, std::move(r));
+    // Each part's answer is as of its own moment: the oldest is where the next delta starts.
+    generation = part == 0 ? reply->generation : std::min(generation, reply->generation);
+    want_full |= reply->full_report || !unknown.empty();
+  }
+  Acknowledge(included);
+  delta.since = generation;
+  delta.want_full = want_full;
+  if (full) delta.last_full_ms = now;
+  if (renew) delta.last_alive_ms = now;
+  return true;
 }
 
 // A last report so that the controller records the stops without waiting for a timeout.

@@ -107,6 +107,7 @@ class Agent {
     GpuInventory inventory;
     bool registered = false;
     std::map<std::string, std::string> topology;  // its place; empty = AgentOptions::topology
+    std::string address;                          // empty = AgentOptions::address
   };
   struct LocalTask {
     std::string node;
@@ -127,11 +128,37 @@ class Agent {
     bool simulated = false;
     Tick simulated_end_ms = 0;
   };
+  // The reports one heartbeat carried, (task, state): acknowledged once it is answered.
+  using Included = std::vector<std::pair<std::int64_t, ReportedState>>;
+  // Where an emulating agent's delta heartbeats stand with the controller at one URL.
+  struct DeltaState {
+    std::int64_t since = 0;  // generation of the last reply applied; 0: none (full report next)
+    bool want_full = true;
+    Tick last_full_ms = 0;
+    Tick last_alive_ms = 0;
+  };
+  // A full report every so often even when nothing asks for one: the level-triggered check
+  // that catches whatever a delta could have missed.
+  static constexpr Tick kFullReportEveryMs = 300000;
+  // Between two batched heartbeats when there is news all the time (thousands of tasks
+  // starting and ending): changes wait this long to share one request.
+  static constexpr int kBatchedHeartbeatGapMs = 20;
 
   explicit Agent(AgentOptions options);
   bool Register(ServedNode& node);
+  // Emulated nodes: the unregistered ones in batches (POST /v1/agents/register-nodes).
+  bool RegisterBatched(const std::string& url);
+  bool ApplyRegistration(const std::string& node, const std::string& body);
   HeartbeatRequest BuildRequest(const std::string& node);
-  NodesHeartbeatRequest BuildNodesRequest();
+  NodesHeartbeatRequest BuildNodesRequest(Included* included = nullptr);
+  // Delta form (protocol.h): only reports not yet acknowledged; `renew`: also every other
+  // registered node's name, to keep it alive.
+  NodesHeartbeatRequest BuildDeltaRequest(const DeltaState& delta, bool renew, Included* included);
+  // The controller recorded these reports: they are not sent again while their state holds.
+  void Acknowledge(const Included& included);
+  void NoteUnackedLocked(std::int64_t id) { unacked_.insert(id); }
+  void AddTaskLocked(std::int64_t id, LocalTask t);
+  void EraseTaskLocked(std::map<std::int64_t, LocalTask>::iterator it);
   // Applies the controller's answers, node by node; new tasks are launched together.
   void Apply(const std::map<std::string, HeartbeatReply>& replies);
   void LaunchLocked(const std::vector<std::pair<std::string, TaskLaunch>>& launches);
@@ -141,6 +168,12 @@ class Agent {
   void HeartbeatLoop();
   // The loop talking to `url`, until stopped or another controller is to be talked to.
   void HeartbeatLoopAt(const std::string& url);
+  // One exchange of the batched heartbeat (all its parts); false when it failed and the loop
+  // should start over.
+  bool BatchedExchange(httplib::Client& client, const std::string& url, Tick wait,
+                       DeltaState& delta, std::map<std::string, HeartbeatReply>& replies);
+  // What to do with a refused or failed answer; false: give up on this exchange.
+  bool HandleAnswer(const std::string& url, const httplib::Result& res, bool batched);
   // The controller to talk to; after a request to `url` failed (`res` null) or was refused by
   // a standby naming the leader, the next one. Returns whether `url` is still current.
   std::string Server();
@@ -196,8 +229,11 @@ class Agent {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::int64_t, LocalTask> tasks_;
-  std::set<std::string> failed_nodes_;  // emulated nodes failed by a drill
-  bool dirty_ = true;                   // something to report now rather than after a long poll
+  std::map<std::string, std::set<std::int64_t>> node_tasks_;  // tasks_ by node
+  std::set<std::int64_t> unacked_;  // tasks whose current report the controller has not had
+  std::multimap<Tick, std::int64_t> simulated_ends_;  // when simulated tasks end (may be stale)
+  std::set<std::string> failed_nodes_;                // emulated nodes failed by a drill
+  bool dirty_ = true;  // something to report now rather than after a long poll
   std::atomic<bool> stop_{false};
   std::thread monitor_;
   std::unique_ptr<httplib::Server> log_server_;

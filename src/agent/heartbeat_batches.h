@@ -14,8 +14,10 @@ namespace tessera {
 
 inline constexpr std::size_t kMaxTasksPerHeartbeat = 2500;
 inline constexpr std::size_t kMaxNodesPerHeartbeat = 2000;
+inline constexpr std::size_t kMaxAliveNamesPerHeartbeat = 20000;
 
-// `all` in parts, in node-name order; at least one part (empty when `all` is).
+// `all` in parts, in node-name order; at least one part (empty when `all` is). A delta's fields
+// go with every part, its `alive` names spread over them.
 std::vector<NodesHeartbeatRequest> SplitNodesHeartbeat(
     NodesHeartbeatRequest all, std::size_t max_tasks = kMaxTasksPerHeartbeat,
     std::size_t max_nodes = kMaxNodesPerHeartbeat);

@@ -79,14 +79,14 @@ Status CheckTopology(const NodeRegistration& reg, const std::vector<std::string>
 
 }  // namespace
 
-ApiResult<RegistrationReply> AgentService::Register(const NodeRegistration& reg) {
-  std::string model;
-  if (auto s = CheckRegistration(reg, &model); !s) return std::unexpected(ApiErr(s.error()));
-  if (auto s = CheckTopology(reg, core_.options().topology_levels); !s)
-    return std::unexpected(ApiErr(s.error()));
-  std::lock_guard lock(core_.mu);
+Status AgentService::CheckLocked(const NodeRegistration& reg, std::string* model) const {
+  if (auto s = CheckRegistration(reg, model); !s) return s;
+  return CheckTopology(reg, core_.options().topology_levels);
+}
+
+void AgentService::PutRegistrationLocked(const NodeRegistration& reg, const std::string& model,
+                                         ChangeBuilder& change) {
   auto& state = core_.state;
-  ChangeBuilder change(state);
   NodeRecord rec;
   if (auto existing = state.nodes.find(reg.node); existing != state.nodes.end())
     rec = existing->second.rec;
@@ -109,18 +109,59 @@ ApiResult<RegistrationReply> AgentService::Register(const NodeRegistration& reg)
   change.Event("NodeRegistered", "node/" + rec.name,
                std::to_string(rec.gpu_count) + " x " + (model.empty() ? "no GPU" : model) +
                    (reg.simulated ? " (simulated)" : "") + " at " + rec.address);
-  change.PutNode(rec);
-  change.RequestSchedule();
-  if (auto s = core_.CommitLocked(change); !s) return std::unexpected(ApiErr(s.error()));
-  state.nodes[rec.name].last_seen = core_.Now();
+  change.PutNode(std::move(rec));
+}
+
+RegistrationReply AgentService::RegistrationReplyLocked(const std::vector<std::string>& nodes,
+                                                        int registered) {
+  const Tick now = core_.Now();
+  for (const auto& node : nodes) core_.state.nodes[node].last_seen = now;
   RegistrationReply reply;
   reply.heartbeat_interval_ms = core_.options().heartbeat_interval_ms;
   reply.heartbeat_timeout_ms = core_.options().heartbeat_timeout_ms;
+  reply.registered = registered;
   return reply;
 }
 
+ApiResult<RegistrationReply> AgentService::Register(const NodeRegistration& reg) {
+  std::lock_guard lock(core_.mu);
+  std::string model;
+  if (auto s = CheckLocked(reg, &model); !s) return std::unexpected(ApiErr(s.error()));
+  ChangeBuilder change(core_.state);
+  PutRegistrationLocked(reg, model, change);
+  change.RequestSchedule();
+  if (auto s = core_.CommitLocked(change); !s) return std::unexpected(ApiErr(s.error()));
+  return RegistrationReplyLocked({reg.node}, 0);
+}
+
+ApiResult<RegistrationReply> AgentService::RegisterNodes(const NodesRegistration& regs) {
+  std::lock_guard lock(core_.mu);
+  // Every registration is checked before any is applied: one bad node refuses the request.
+  std::vector<std::string> models(regs.nodes.size()), names;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < regs.nodes.size(); ++i) {
+    const NodeRegistration& reg = regs.nodes[i];
+    if (auto s = CheckLocked(reg, &models[i]); !s) {
+      return std::unexpected(ApiErr(InvalidArgument("nodes[" + std::to_string(i) + "] (" +
+                                                    Quote(reg.node) + "): " + s.error().message)));
+    }
+    if (!seen.insert(reg.node).second) {
+      return std::unexpected(ApiErr(InvalidArgument("nodes[" + std::to_string(i) + "]: node " +
+                                                    Quote(reg.node) + " is listed twice")));
+    }
+    names.push_back(reg.node);
+  }
+  ChangeBuilder change(core_.state);
+  for (std::size_t i = 0; i < regs.nodes.size(); ++i)
+    PutRegistrationLocked(regs.nodes[i], models[i], change);
+  change.RequestSchedule();
+  // One commit for the batch: 500 emulated nodes cost one transaction, not 500.
+  if (auto s = core_.CommitLocked(change); !s) return std::unexpected(ApiErr(s.error()));
+  return RegistrationReplyLocked(names, static_cast<int>(names.size()));
+}
+
 HeartbeatReply AgentService::ReplyForLocked(const std::string& node, const HeartbeatRequest& req,
-                                            bool* news) const {
+                                            bool delta, bool* news) const {
   const auto& state = core_.state;
   HeartbeatReply reply;
   *news = false;
@@ -130,11 +171,14 @@ HeartbeatReply AgentService::ReplyForLocked(const std::string& node, const Heart
     for (auto id : live->second) {
       const TaskRecord& t = state.tasks.at(id);
       auto rep = reported.find(id);
+      // A delta names only what changed, so "not reported" says nothing there: every task to
+      // run or stop of a node that changed is news (the agent ignores what it already has).
       if (t.state == TaskState::kAssigned) {
         reply.run.push_back(LaunchOfLocked(t));
-        if (rep == reported.end()) *news = true;
-      } else if (t.state == TaskState::kStopping && rep != reported.end() &&
-                 rep->second == ReportedState::kRunning) {
+        if (delta || rep == reported.end()) *news = true;
+      } else if (t.state == TaskState::kStopping &&
+                 (delta ? rep == reported.end() || rep->second == ReportedState::kRunning
+                        : rep != reported.end() && rep->second == ReportedState::kRunning)) {
         auto jit = state.jobs.find(t.job_id);
         const int grace = jit == state.jobs.end() ? 30 : jit->second.spec.grace_period_seconds;
         reply.stop.push_back({id, grace});
@@ -195,7 +239,7 @@ void AgentService::EndUnreportedTasksLocked(const std::string& node,
 }
 
 bool AgentService::RecordHeartbeatLocked(RegisteredNode& ns, const HeartbeatRequest& req,
-                                         ChangeBuilder& change) {
+                                         bool full_view, ChangeBuilder& change) {
   auto& state = core_.state;
   const std::string& node = ns.rec.name;
   const Tick now = core_.Now();
@@ -214,9 +258,15 @@ bool AgentService::RecordHeartbeatLocked(RegisteredNode& ns, const HeartbeatRequ
       }
     }
   }
-  EndUnreportedTasksLocked(node, reported, change);
-  RecordGpuUsageLocked(state, state.gpu_usage, node, req.usage, now,
-                       core_.options().usage_window_ms);
+  if (full_view) {
+    EndUnreportedTasksLocked(node, reported, change);
+  } else {
+    strays |= ns.has_strays;  // a delta cannot clear them: the next full report does
+  }
+  if (full_view || !req.usage.empty()) {
+    RecordGpuUsageLocked(state, state.gpu_usage, node, req.usage, now,
+                         core_.options().usage_window_ms);
+  }
   if (ns.rec.status != NodeStatus::kReady || strays != ns.has_strays) {
     NodeRecord rec = ns.rec;
     if (rec.status != NodeStatus::kReady) {
@@ -242,19 +292,19 @@ ApiResult<HeartbeatReply> AgentService::Heartbeat(const std::string& node,
   }
   RegisteredNode& ns = nit->second;
   ChangeBuilder change(state);
-  const bool strays = RecordHeartbeatLocked(ns, req, change);
+  const bool strays = RecordHeartbeatLocked(ns, req, true, change);
   if (auto s = core_.CommitLocked(change); !s) return std::unexpected(ApiErr(s.error()));
   ns.has_strays = strays;
 
   bool news = false;
-  HeartbeatReply reply = ReplyForLocked(node, req, &news);
+  HeartbeatReply reply = ReplyForLocked(node, req, false, &news);
   if (!news && wait_ms > 0) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
     while (!news && !core_.stopping) {
       if (core_.changed.wait_until(lock, deadline) == std::cv_status::timeout) break;
-      reply = ReplyForLocked(node, req, &news);
+      reply = ReplyForLocked(node, req, false, &news);
     }
-    if (!news) reply = ReplyForLocked(node, req, &news);
+    if (!news) reply = ReplyForLocked(node, req, false, &news);
   }
   if (auto again = state.nodes.find(node); again != state.nodes.end())
     again->second.last_seen = core_.Now();
@@ -262,7 +312,14 @@ ApiResult<HeartbeatReply> AgentService::Heartbeat(const std::string& node,
 }
 
 ApiResult<NodesHeartbeatReply> AgentService::HeartbeatNodes(const NodesHeartbeatRequest& req,
-                                                            Tick wait_ms) {
+                                                            Tick wait_ms,
+                                                            const NodeScope& may_act_for) {
+  return req.delta ? DeltaHeartbeatNodes(req, wait_ms, may_act_for)
+                   : FullHeartbeatNodes(req, wait_ms);
+}
+
+ApiResult<NodesHeartbeatReply> AgentService::FullHeartbeatNodes(const NodesHeartbeatRequest& req,
+                                                                Tick wait_ms) {
   std::unique_lock lock(core_.mu);
   auto& state = core_.state;
   NodesHeartbeatReply out;
@@ -274,7 +331,7 @@ ApiResult<NodesHeartbeatReply> AgentService::HeartbeatNodes(const NodesHeartbeat
       out.unknown.push_back(node);
       continue;
     }
-    strays.emplace_back(&nit->second, RecordHeartbeatLocked(nit->second, hb, change));
+    strays.emplace_back(&nit->second, RecordHeartbeatLocked(nit->second, hb, true, change));
   }
   // One commit for all the nodes: a thousand emulated nodes cost one transaction, not 1,000.
   if (auto s = core_.CommitLocked(change); !s) return std::unexpected(ApiErr(s.error()));
@@ -283,10 +340,11 @@ ApiResult<NodesHeartbeatReply> AgentService::HeartbeatNodes(const NodesHeartbeat
   auto replies = [&] {
     bool any = false;
     out.nodes.clear();
+    out.generation = state.node_tasks.generation();
     for (const auto& [node, hb] : req.nodes) {
       if (!state.nodes.contains(node)) continue;
       bool news = false;
-      HeartbeatReply r = ReplyForLocked(node, hb, &news);
+      HeartbeatReply r = ReplyForLocked(node, hb, false, &news);
       if (news || !r.run.empty() || !r.stop.empty() || !r.forget.empty()) {
         out.nodes.emplace(node, std::move(r));
       }
@@ -305,6 +363,93 @@ ApiResult<NodesHeartbeatReply> AgentService::HeartbeatNodes(const NodesHeartbeat
   }
   const Tick now = core_.Now();
   for (auto& [ns, has] : strays) ns->last_seen = now;
+  return out;
+}
+
+ApiResult<NodesHeartbeatReply> AgentService::DeltaHeartbeatNodes(const NodesHeartbeatRequest& req,
+                                                                 Tick wait_ms,
+                                                                 const NodeScope& may_act_for) {
+  std::unique_lock lock(core_.mu);
+  auto& state = core_.state;
+  NodesHeartbeatReply out;
+  if (!state.node_tasks.Answers(req.since)) {
+    out.full_report = true;  // another controller's generation, or none yet
+    out.generation = state.node_tasks.generation();
+    return out;
+  }
+  const Tick now = core_.Now();
+  // A node that was not Ready (Lost: its tasks were ended here) is taken back only on a full
+  // report, which finds the tasks its agent still runs.
+  auto usable = [&](const std::string& node) -> RegisteredNode* {
+    auto nit = state.nodes.find(node);
+    if (nit == state.nodes.end()) {
+      out.unknown.push_back(node);
+      return nullptr;
+    }
+    if (nit->second.rec.status != NodeStatus::kReady) {
+      out.full_report = true;
+      return nullptr;
+    }
+    return &nit->second;
+  };
+  for (const auto& node : req.alive) {
+    if (RegisteredNode* ns = usable(node)) ns->last_seen = now;
+  }
+  ChangeBuilder change(state);
+  std::vector<std::pair<RegisteredNode*, bool>> strays;
+  for (const auto& [node, hb] : req.nodes) {
+    if (RegisteredNode* ns = usable(node))
+      strays.emplace_back(ns, RecordHeartbeatLocked(*ns, hb, false, change));
+  }
+  if (auto s = core_.CommitLocked(change); !s) return std::unexpected(ApiErr(s.error()));
+  for (auto& [ns, has] : strays) {
+    ns->has_strays = has;
+    out.full_report |= has;  // only a full report shows that the strays are gone
+  }
+
+  // First the reports' answers (forgets, stray stops, and what their nodes should run), then
+  // every node of this agent whose tasks changed after `since`; while waiting, only the changes
+  // after the last look, so a long poll costs what changes, not what the agent has.
+  std::int64_t looked = req.since;
+  bool news = !out.unknown.empty() || out.full_report;
+  auto add = [&](const std::string& node, const HeartbeatRequest& hb) {
+    bool n = false;
+    HeartbeatReply r = ReplyForLocked(node, hb, true, &n);
+    if (!n && r.forget.empty()) return;
+    news = true;
+    out.nodes.insert_or_assign(node, std::move(r));
+  };
+  for (const auto& [node, hb] : req.nodes) {
+    if (state.nodes.contains(node)) add(node, hb);
+  }
+  const HeartbeatRequest nothing;
+  auto look = [&] {
+    const std::int64_t upto = state.node_tasks.generation();
+    state.node_tasks.ForEachSince(looked, [&](const std::string& node) {
+      if (auto reported = req.nodes.find(node); reported != req.nodes.end()) {
+        if (state.nodes.contains(node)) add(node, reported->second);
+        return;
+      }
+      auto nit = state.nodes.find(node);
+      if (nit == state.nodes.end() || nit->second.rec.agent_url != req.agent_url) return;
+      if (nit->second.rec.status != NodeStatus::kReady) return;
+      if (may_act_for && !may_act_for(node)) return;
+      add(node, nothing);
+    });
+    looked = upto;
+    out.generation = upto;
+  };
+  look();
+  if (!news && wait_ms > 0) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+    while (!news && !core_.stopping) {
+      if (core_.changed.wait_until(lock, deadline) == std::cv_status::timeout) break;
+      look();
+    }
+    if (!news) look();
+  }
+  const Tick end = core_.Now();
+  for (auto& [ns, has] : strays) ns->last_seen = end;
   return out;
 }
 

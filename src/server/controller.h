@@ -116,8 +116,12 @@ class Controller {
                                       Tick wait_ms) {
     return agents_.Heartbeat(node, req, wait_ms);
   }
-  ApiResult<NodesHeartbeatReply> HeartbeatNodes(const NodesHeartbeatRequest& req, Tick wait_ms) {
-    return agents_.HeartbeatNodes(req, wait_ms);
+  ApiResult<RegistrationReply> RegisterNodes(const NodesRegistration& regs) {
+    return agents_.RegisterNodes(regs);
+  }
+  ApiResult<NodesHeartbeatReply> HeartbeatNodes(const NodesHeartbeatRequest& req, Tick wait_ms,
+                                                const AgentService::NodeScope& may_act_for = {}) {
+    return agents_.HeartbeatNodes(req, wait_ms, may_act_for);
   }
   ApiResult<nlohmann::json> ReportTask(const std::string& node, const TaskReport& report) {
     return agents_.ReportTask(node, report);

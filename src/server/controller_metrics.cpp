@@ -196,7 +196,7 @@ std::string ApiRouteLabel(std::string_view path) {
   if (top == "exec") return "/v1/exec/{job}";
   if (top == "agents") {
     if (s.size() == 3) {
-      if (s[2] == "register" || s[2] == "heartbeat" || s[2] == "status")
+      if (s[2] == "register" || s[2] == "register-nodes" || s[2] == "heartbeat" || s[2] == "status")
         return "/v1/agents/" + std::string(s[2]);
       return "other";
     }

@@ -118,6 +118,8 @@ void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> comm
   }
   for (auto& [id, t] : change.tasks()) {
     auto old = tasks.find(id);
+    node_tasks.Note(t.node);
+    if (old != tasks.end() && old->second.node != t.node) node_tasks.Note(old->second.node);
     if (old != tasks.end()) {
       if (IsLive(old->second.state)) {
         live_by_node[old->second.node].erase(id);

@@ -19,6 +19,7 @@
 #include "sched/quota/queue_tree.h"
 #include "server/gpu_usage_feed.h"
 #include "server/job_index.h"
+#include "server/node_task_log.h"
 #include "server/service_scale_state.h"
 #include "spec/job_spec.h"
 #include "store/records.h"
@@ -96,7 +97,8 @@ struct ControllerState {
   std::map<std::int64_t, ServiceScale> scaling;  // autoscaled services (not durable)
   GpuUsageFeed gpu_usage;                        // from the heartbeats (not durable)
   std::uint64_t node_generation = 1;             // bumped when a node is added or changes shape
-  std::int64_t last_free_gpu_milli = 0;          // on schedulable nodes, after the last cycle
+  NodeTaskLog node_tasks;  // nodes by when their tasks last changed (delta heartbeats)
+  std::int64_t last_free_gpu_milli = 0;  // on schedulable nodes, after the last cycle
   std::int64_t next_job_id = 1;
   std::int64_t next_task_id = 1;
   std::uint32_t next_unit_id = 0;  // scheduling ids (JobState::first_unit_id)

@@ -376,6 +376,7 @@ std::optional<Denial> ApiServer::CheckNodes(const httplib::Request& req,
   if (!guard_) return std::nullopt;
   std::vector<std::string> nodes;
   for (const auto& [node, hb] : batch.nodes) nodes.push_back(node);
+  nodes.insert(nodes.end(), batch.alive.begin(), batch.alive.end());
   return guard_->CheckAgentNodes(req, nodes);
 }
 
@@ -406,6 +407,32 @@ void ApiServer::AgentRoutes() {
                  }
                  SendJson(res, 200, body);
                });
+  PostDocument(h, "/v1/agents/register-nodes",
+               [this, &c](const httplib::Request& req, httplib::Response& res) {
+                 auto doc = ParseJson(req.body);
+                 if (!doc)
+                   return SendError(res, Error::Code::kInvalidArgument, doc.error().message);
+                 auto regs = NodesRegistrationFromJson(*doc);
+                 if (!regs)
+                   return SendError(res, Error::Code::kInvalidArgument, regs.error().message);
+                 std::vector<std::string> names;
+                 for (const auto& r : regs->nodes) names.push_back(r.node);
+                 std::optional<RegistrationGrant> grant;
+                 if (guard_) {
+                   auto admitted = guard_->AdmitRegistrations(req, names);
+                   if (!admitted) return SendDenial(res, admitted.error());
+                   grant = *admitted;
+                 }
+                 auto reply = c.RegisterNodes(*regs);
+                 if (!reply) return SendError(res, reply.error());
+                 Json body = ToJson(*reply);
+                 if (grant) {
+                   if (auto s = guard_->CompleteRegistrations(*grant, names); !s)
+                     return SendError(res, Error::Code::kIo, s.error().message);
+                   if (grant->send_back) body["nodeCredential"] = grant->secret;
+                 }
+                 SendJson(res, 200, body);
+               });
   PostDocument(h, "/v1/agents/heartbeat",
                [this, &c](const httplib::Request& req, httplib::Response& res) {
                  auto wait = IntParam(req, res, "waitMs", 0, 0, 30000);
@@ -416,7 +443,9 @@ void ApiServer::AgentRoutes() {
                  auto hb = NodesHeartbeatRequestFromJson(*doc);
                  if (!hb) return SendError(res, Error::Code::kInvalidArgument, hb.error().message);
                  if (auto denial = CheckNodes(req, *hb)) return SendDenial(res, *denial);
-                 auto reply = c.HeartbeatNodes(*hb, *wait);
+                 AgentService::NodeScope scope;
+                 if (guard_ && hb->delta) scope = guard_->NodeScopeOf(req);
+                 auto reply = c.HeartbeatNodes(*hb, *wait, scope);
                  if (!reply) return SendError(res, reply.error());
                  SendJson(res, 200, ToJson(*reply));
                });

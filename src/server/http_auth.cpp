@@ -82,7 +82,7 @@ std::optional<AccessRequest> RouteAccess(const std::string& method, const std::s
   if (path.starts_with("/v1/exec/")) {
     return AccessRequest{Action::kExec, QueueOfPath(path, "/v1/exec/"), {}};
   }
-  if (path == "/v1/agents/register") return std::nullopt;
+  if (path == "/v1/agents/register" || path == "/v1/agents/register-nodes") return std::nullopt;
   if (path == "/v1/agents/heartbeat" || path == "/v1/agents/status") {
     return AccessRequest{Action::kAgent, "", {}};  // the nodes are in the body
   }
@@ -166,6 +166,47 @@ std::expected<RegistrationGrant, Denial> RequestGuard::AdmitRegistration(
 Status RequestGuard::CompleteRegistration(const RegistrationGrant& grant,
                                           const std::string& node) const {
   return nodes_->Bind(node, grant.secret);
+}
+
+std::expected<RegistrationGrant, Denial> RequestGuard::AdmitRegistrations(
+    const httplib::Request& req, const std::vector<std::string>& nodes) const {
+  const std::string bearer = BearerOf(req);
+  const auto covered = nodes_->NodesOf(bearer);
+  bool all_covered = true;
+  for (const auto& node : nodes) {
+    if (covered.contains(node)) continue;
+    all_covered = false;
+    if (nodes_->HasCredential(node)) {
+      return std::unexpected(
+          Denial{bearer.empty() ? 401 : 403,
+                 "node " + node +
+                     " is registered with a credential of its own; only that credential may "
+                     "register it again"});
+    }
+  }
+  if (all_covered) return RegistrationGrant{bearer, false};
+  std::string bootstrap = req.get_header_value("X-Tessera-Bootstrap-Token");
+  if (bootstrap.empty()) bootstrap = bearer;
+  if (!nodes_->IsBootstrapToken(bootstrap)) {
+    return std::unexpected(Denial{bootstrap.empty() ? 401 : 403,
+                                  "registering a new node needs the cluster's bootstrap token "
+                                  "(tessera-agent --bootstrap-token-file)"});
+  }
+  if (!covered.empty()) return RegistrationGrant{bearer, false};  // more emulated nodes
+  auto secret = RandomSecret();
+  if (!secret) return std::unexpected(Denial{500, secret.error().message});
+  return RegistrationGrant{*secret, true};
+}
+
+Status RequestGuard::CompleteRegistrations(const RegistrationGrant& grant,
+                                           const std::vector<std::string>& nodes) const {
+  return nodes_->BindAll(nodes, grant.secret);
+}
+
+std::function<bool(const std::string&)> RequestGuard::NodeScopeOf(
+    const httplib::Request& req) const {
+  auto covered = std::make_shared<const std::set<std::string>>(nodes_->NodesOf(BearerOf(req)));
+  return [covered](const std::string& node) { return covered->contains(node); };
 }
 
 void RequestGuard::Cut(const httplib::Request& req, Json& body) const {

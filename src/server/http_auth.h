@@ -11,6 +11,7 @@
 #pragma once
 
 #include <expected>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -70,6 +71,15 @@ class RequestGuard {
   std::expected<RegistrationGrant, Denial> AdmitRegistration(const httplib::Request& req,
                                                              const std::string& node) const;
   Status CompleteRegistration(const RegistrationGrant& grant, const std::string& node) const;
+  // A batched registration (POST /v1/agents/register-nodes): each node admitted as
+  // AdmitRegistration admits it, all under one credential; refused whole when one node is.
+  std::expected<RegistrationGrant, Denial> AdmitRegistrations(
+      const httplib::Request& req, const std::vector<std::string>& nodes) const;
+  Status CompleteRegistrations(const RegistrationGrant& grant,
+                               const std::vector<std::string>& nodes) const;
+  // Whether the caller of `req` (a node credential) may act for a node; for a delta heartbeat's
+  // answer, which names nodes the request did not.
+  std::function<bool(const std::string&)> NodeScopeOf(const httplib::Request& req) const;
   // Cuts the answer of GET /v1/jobs, /v1/jobs/{queue}/{name} or /v1/events to what the caller
   // may see; other routes' bodies are left alone.
   void Cut(const httplib::Request& req, nlohmann::json& body) const;

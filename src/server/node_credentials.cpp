@@ -128,4 +128,24 @@ Status NodeCredentials::Bind(const std::string& node, std::string_view secret) {
   return {};
 }
 
+Status NodeCredentials::BindAll(const std::vector<std::string>& nodes, std::string_view secret) {
+  const std::string digest = Sha256Hex(secret);
+  std::lock_guard lock(mu_);
+  Change change;
+  for (const auto& node : nodes) {
+    auto it = digest_of_node_.find(node);
+    if (it == digest_of_node_.end() || it->second != digest)
+      change.put_node_credentials.push_back({node, digest});
+  }
+  if (change.put_node_credentials.empty()) return {};
+  if (store_ == nullptr)
+    return FailedPrecondition("cannot record the nodes' credential: not serving");
+  if (auto committed = store_->Commit(change); !committed) {
+    return IoError("cannot record the credential of " + std::to_string(nodes.size()) +
+                   " nodes: " + committed.error().message);
+  }
+  for (const auto& c : change.put_node_credentials) BindLocked(c.node, c.digest);
+  return {};
+}
+
 }  // namespace tessera

@@ -2,7 +2,8 @@
 // cluster, tesserad --bootstrap-token-file) and is issued a secret of its own; from then on
 // only that secret acts for the node: its heartbeats, its tasks' reports and its
 // re-registration. One agent process that emulates many nodes (--simulate-nodes) presents its
-// first secret when it registers the others, and that one secret then covers all of them.
+// first secret when it registers the others (one by one, or in batches: register-nodes), and that
+// one secret then covers exactly the nodes registered with it, no other.
 //
 // Only SHA-256 digests are kept: in memory and in the store (Change::put_node_credentials,
 // committed before the registration is answered), so a restarted controller, or the standby
@@ -46,6 +47,8 @@ class NodeCredentials {
   bool HasCredential(const std::string& node) const;
   // Gives `node` the credential `secret`, committed to the store before returning.
   Status Bind(const std::string& node, std::string_view secret);
+  // Gives every node of `nodes` the credential `secret`, in one store commit.
+  Status BindAll(const std::vector<std::string>& nodes, std::string_view secret);
 
  private:
   void BindLocked(const std::string& node, const std::string& digest);

@@ -167,8 +167,16 @@ Result<std::map<std::string, std::string>> ParseTopologyFlag(const std::string& 
 }
 
 Json ToJson(const RegistrationReply& r) {
-  return {{"heartbeatIntervalMs", r.heartbeat_interval_ms},
-          {"heartbeatTimeoutMs", r.heartbeat_timeout_ms}};
+  Json j = {{"heartbeatIntervalMs", r.heartbeat_interval_ms},
+            {"heartbeatTimeoutMs", r.heartbeat_timeout_ms}};
+  if (r.registered > 0) j["registered"] = r.registered;
+  return j;
+}
+
+Json ToJson(const NodesRegistration& r) {
+  Json nodes = Json::array();
+  for (const auto& n : r.nodes) nodes.push_back(ToJson(n));
+  return {{"nodes", nodes}};
 }
 
 Json ToJson(const TaskLaunch& t) {
@@ -247,13 +255,22 @@ Json ToJson(const HeartbeatReply& r) {
 Json ToJson(const NodesHeartbeatRequest& r) {
   Json nodes = Json::object();
   for (const auto& [name, h] : r.nodes) nodes[name] = ToJson(h);
-  return {{"nodes", nodes}};
+  Json j = {{"nodes", nodes}};
+  if (r.delta) {
+    j["delta"] = true;
+    j["since"] = r.since;
+    j["alive"] = r.alive;
+    j["agentUrl"] = r.agent_url;
+  }
+  return j;
 }
 
 Json ToJson(const NodesHeartbeatReply& r) {
   Json nodes = Json::object();
   for (const auto& [name, h] : r.nodes) nodes[name] = ToJson(h);
-  return {{"nodes", nodes}, {"unknown", r.unknown}};
+  Json j = {{"nodes", nodes}, {"unknown", r.unknown}, {"generation", r.generation}};
+  if (r.full_report) j["fullReport"] = true;
+  return j;
 }
 
 Result<GpuInfo> GpuInfoFromJson(const Json& j) {
@@ -290,8 +307,23 @@ Result<RegistrationReply> RegistrationReplyFromJson(const Json& j) {
   RegistrationReply reply;
   r.Get("heartbeatIntervalMs", reply.heartbeat_interval_ms);
   r.Get("heartbeatTimeoutMs", reply.heartbeat_timeout_ms);
+  r.Get("registered", reply.registered);
   if (auto s = r.status(); !s) return std::unexpected(s.error());
   return reply;
+}
+
+Result<NodesRegistration> NodesRegistrationFromJson(const Json& j) {
+  Reader r(j, "registrations");
+  NodesRegistration out;
+  if (auto s = r.status(); !s) return std::unexpected(s.error());
+  if (r.Raw("nodes") == nullptr) return InvalidArgument("registrations.nodes: required");
+  if (auto s = ReadList(r, "nodes", out.nodes, NodeRegistrationFromJson); !s)
+    return std::unexpected(s.error());
+  if (out.nodes.empty() || out.nodes.size() > kMaxNodesPerRegistration) {
+    return InvalidArgument("registrations.nodes: 1 to " + std::to_string(kMaxNodesPerRegistration) +
+                           " nodes a request, got " + std::to_string(out.nodes.size()));
+  }
+  return out;
 }
 
 Result<TaskLaunch> TaskLaunchFromJson(const Json& j) {
@@ -424,6 +456,13 @@ Result<NodesHeartbeatRequest> NodesHeartbeatRequestFromJson(const Json& j) {
   if (!nodes) return std::unexpected(nodes.error());
   NodesHeartbeatRequest r;
   r.nodes = std::move(*nodes);
+  Reader fields(j, "heartbeat");
+  fields.Get("delta", r.delta);
+  fields.Get("since", r.since);
+  fields.Get("alive", r.alive);
+  fields.Get("agentUrl", r.agent_url);
+  if (auto s = fields.status(); !s) return std::unexpected(s.error());
+  if (r.since < 0) return InvalidArgument("heartbeat.since: must not be negative");
   return r;
 }
 
@@ -439,6 +478,10 @@ Result<NodesHeartbeatReply> NodesHeartbeatReplyFromJson(const Json& j) {
       r.unknown.push_back(n.get<std::string>());
     }
   }
+  Reader fields(j, "reply");
+  fields.Get("generation", r.generation);
+  fields.Get("fullReport", r.full_report);
+  if (auto s = fields.status(); !s) return std::unexpected(s.error());
   return r;
 }
 

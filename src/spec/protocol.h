@@ -8,6 +8,13 @@
 //     (one exchange for every node an agent emulates: tessera-agent --simulate-nodes N)
 //   POST /v1/agents/status            NodesHeartbeatRequest   -> {"reports": N}
 //     (several exits at once; only the tasks it names, not a full view)
+//   POST /v1/agents/register-nodes    NodesRegistration       -> RegistrationReply
+//     (every node of one emulating agent, up to kMaxNodesPerRegistration a request, one commit)
+//
+// An emulating agent's batched heartbeat has a second, delta form (NodesHeartbeatRequest::delta):
+// only what changed since the generation of the last reply it applied goes either way, so its
+// cost follows the changes, not the nodes and tasks that stayed as they were (KWOK / kubemark
+// scale). It falls back to the full form when the controller asks (fullReport).
 //
 // Parsing functions never throw; malformed input is an InvalidArgument naming the field.
 #pragma once
@@ -50,7 +57,15 @@ Result<std::map<std::string, std::string>> ParseTopologyFlag(const std::string& 
 struct RegistrationReply {
   std::int64_t heartbeat_interval_ms = 1000;
   std::int64_t heartbeat_timeout_ms = 10000;
+  int registered = 0;  // register-nodes: how many nodes the request registered (0 otherwise)
 };
+
+// Many nodes of one emulating agent registered in one request and one commit; all or none.
+struct NodesRegistration {
+  std::vector<NodeRegistration> nodes;
+};
+// A registration is about 1 KB (8 GPUs): 500 stay well under the controller's 1 MiB body limit.
+inline constexpr std::size_t kMaxNodesPerRegistration = 500;
 
 // The port an InferenceService replica serves on, set as TESSERA_PORT (and PORT) in its
 // environment: the job's master port (unique per address among the controller's jobs) plus the
@@ -149,16 +164,32 @@ struct HeartbeatReply {
 // The heartbeats of many nodes served by one agent process, in one exchange: the controller
 // records them in one commit and long-polls until any of them has news. The reply lists only
 // nodes with something to do, and the nodes it does not know (to be registered again).
+//
+// Delta form (`delta`): `nodes` holds only the reports that changed since the agent last had a
+// heartbeat answered (new tasks running, exits not yet forgotten), and tasks it does not mention
+// are left as they are; `alive` renews the heartbeat of nodes with nothing to report (sent
+// about once an interval, not with every request). The reply lists the nodes registered with
+// `agent_url` whose tasks changed after generation `since` (what should run and stop there
+// now) and forgets/stops for the reports sent. A `since` this controller cannot answer from
+// (0, another controller's, a restart's) or a node that was Lost asks for a full report.
 struct NodesHeartbeatRequest {
   std::map<std::string, HeartbeatRequest> nodes;
+  bool delta = false;
+  std::int64_t since = 0;          // delta: NodesHeartbeatReply::generation last applied
+  std::vector<std::string> alive;  // delta: nodes kept alive that have nothing to report
+  std::string agent_url;           // delta: whose nodes' changes to answer
 };
 struct NodesHeartbeatReply {
   std::map<std::string, HeartbeatReply> nodes;
   std::vector<std::string> unknown;
+  // What the reply reflects: the agent's next delta asks for changes after it.
+  std::int64_t generation = 0;
+  bool full_report = false;  // send the full form next (level-triggered resync)
 };
 
 nlohmann::json ToJson(const GpuInfo& g);
 nlohmann::json ToJson(const NodeRegistration& r);
+nlohmann::json ToJson(const NodesRegistration& r);
 nlohmann::json ToJson(const RegistrationReply& r);
 nlohmann::json ToJson(const TaskLaunch& t);
 nlohmann::json ToJson(const TaskReport& r);
@@ -168,6 +199,7 @@ nlohmann::json ToJson(const NodesHeartbeatRequest& r);
 nlohmann::json ToJson(const NodesHeartbeatReply& r);
 
 Result<NodeRegistration> NodeRegistrationFromJson(const nlohmann::json& j);
+Result<NodesRegistration> NodesRegistrationFromJson(const nlohmann::json& j);
 Result<RegistrationReply> RegistrationReplyFromJson(const nlohmann::json& j);
 Result<TaskLaunch> TaskLaunchFromJson(const nlohmann::json& j);
 Result<TaskReport> TaskReportFromJson(const nlohmann::json& j);

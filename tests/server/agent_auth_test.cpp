@@ -71,6 +71,44 @@ TEST_F(AgentAuthTest, NewNodeNeedsTheBootstrapToken) {
   ASSERT_EQ(ok.status, 200) << ok.body;
   ASSERT_TRUE(ok.json["nodeCredential"].is_string()) << ok.body;
   EXPECT_EQ(ok.json["nodeCredential"].get<std::string>().size(), 64u);
+
+  // An emulating agent's batch (register-nodes): all or none, under one credential that covers
+  // exactly the nodes registered with it.
+  auto batch = [](const std::vector<std::string>& nodes) {
+    std::string body = R"({"nodes": [)";
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+      body += (i > 0 ? "," : "") + RegistrationOf(nodes[i]);
+    return body + "]}";
+  };
+  const std::map<std::string, std::string> bootstrap = {
+      {"X-Tessera-Bootstrap-Token", LiveCluster::kBootstrapToken}};
+  auto no_token = c_.Call("POST", "/v1/agents/register-nodes", "", batch({"emu-0", "emu-1"}));
+  EXPECT_EQ(no_token.status, 401) << no_token.body;
+  EXPECT_TRUE(NodeNamed(c_, "emu-0").is_null());
+  auto emu = c_.Call("POST", "/v1/agents/register-nodes", "", batch({"emu-0", "emu-1"}), bootstrap);
+  ASSERT_EQ(emu.status, 200) << emu.body;
+  EXPECT_EQ(emu.json["registered"], 2);
+  const std::string emu_secret = emu.json["nodeCredential"].get<std::string>();
+  EXPECT_EQ(emu_secret.size(), 64u);
+  auto grab = c_.Call("POST", "/v1/agents/register-nodes", emu_secret, batch({"emu-2", "node-0"}),
+                      bootstrap);
+  EXPECT_EQ(grab.status, 403) << grab.body;
+  EXPECT_NE(grab.body.find("credential of its own"), std::string::npos) << grab.body;
+  EXPECT_TRUE(NodeNamed(c_, "emu-2").is_null()) << "nothing half-applied";
+  auto more = c_.Call("POST", "/v1/agents/register-nodes", emu_secret, batch({"emu-2"}), bootstrap);
+  ASSERT_EQ(more.status, 200) << more.body;
+  EXPECT_FALSE(more.json.contains("nodeCredential")) << "joins the agent's credential";
+  const std::string delta =
+      R"({"nodes": {}, "delta": true, "since": 1, "agentUrl": "x", "alive": )";
+  auto own = c_.Call("POST", "/v1/agents/heartbeat?waitMs=0", emu_secret,
+                     delta + R"(["emu-0", "emu-2"]})");
+  EXPECT_EQ(own.status, 200) << own.body;
+  for (const std::string& token : {emu_secret, ok.json["nodeCredential"].get<std::string>()}) {
+    auto other =
+        c_.Call("POST", "/v1/agents/heartbeat?waitMs=0", token,
+                delta + (token == emu_secret ? R"(["emu-0", "node-0"]})" : R"(["emu-1"]})"));
+    EXPECT_EQ(other.status, 403) << other.body;
+  }
 }
 
 TEST_F(AgentAuthTest, ReRegisteringNode0NeedsItsOwnCredential) {

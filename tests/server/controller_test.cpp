@@ -263,6 +263,85 @@ TEST_F(ControllerTest, BatchedHeartbeatsAndExitsServeEveryEmulatedNode) {
   EXPECT_EQ(Job("train")["phase"], "Succeeded");
 }
 
+// An emulating agent's nodes registered in one batch (all or none), then delta heartbeats:
+// since a generation, only the nodes of that agent whose tasks changed are answered; a
+// generation this controller never gave, and a node that was lost, ask for a full report.
+TEST_F(ControllerTest, DeltaHeartbeatsAnswerOnlyWhatChangedSinceAGeneration) {
+  NodesRegistration batch;
+  for (int i = 0; i < 3; ++i) {
+    NodeRegistration reg;
+    reg.node = "sim-" + std::to_string(i);
+    reg.agent_url = "http://127.0.0.1:1";
+    reg.simulated = true;
+    reg.cpu_milli = 64000;
+    reg.memory_mib = 512 * 1024;
+    for (int g = 0; g < 4; ++g) reg.gpus.push_back({g, "H100", "simulated H100", "SIM", 81920});
+    batch.nodes.push_back(reg);
+  }
+  NodesRegistration bad = batch;
+  bad.nodes[1].gpus[2].index = 7;
+  auto refused = controller_->RegisterNodes(bad);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().error.message.find("nodes[1] (\"sim-1\")"), std::string::npos)
+      << refused.error().error.message;
+  EXPECT_TRUE(controller_->ListNodes().empty()) << "nothing half-applied";
+  auto registered = controller_->RegisterNodes(batch);
+  ASSERT_TRUE(registered.has_value()) << registered.error().error.message;
+  EXPECT_EQ(registered->registered, 3);
+
+  NodesHeartbeatRequest delta;
+  delta.delta = true;
+  delta.agent_url = "http://127.0.0.1:1";
+  delta.alive = {"sim-0", "sim-1", "sim-2"};
+  auto beat = [&](std::int64_t since) {
+    delta.since = since;
+    auto r = controller_->HeartbeatNodes(delta, 0);
+    EXPECT_TRUE(r.has_value()) << r.error().error.message;
+    return r ? *r : NodesHeartbeatReply{};
+  };
+  EXPECT_TRUE(beat(0).full_report) << "no generation yet";
+  NodesHeartbeatRequest full;
+  for (const auto& n : delta.alive) full.nodes[n];
+  const std::int64_t g0 = controller_->HeartbeatNodes(full, 0)->generation;
+  EXPECT_FALSE(beat(g0).full_report);
+  EXPECT_TRUE(beat(g0 + 1000).full_report) << "a generation not given out";
+
+  Submit(Gang("train", 2, 4));
+  ASSERT_EQ(controller_->RunSchedulingCycle(), 1);
+  auto bound = beat(g0);
+  ASSERT_EQ(bound.nodes.size(), 2u);
+  EXPECT_GT(bound.generation, g0);
+  delta.agent_url = "http://127.0.0.1:2";
+  EXPECT_TRUE(beat(g0).nodes.empty()) << "another agent's nodes";
+  delta.agent_url = "http://127.0.0.1:1";
+  for (const auto& [node, r] : bound.nodes) {
+    ASSERT_EQ(r.run.size(), 1u);
+    delta.nodes[node].tasks = {Running(r.run[0].task_id, 7)};
+  }
+  const auto started = beat(bound.generation);
+  EXPECT_TRUE(started.nodes.empty()) << "nothing to do once both run";
+  EXPECT_EQ(Job("train")["runningTasks"], 2);
+  delta.nodes.clear();
+  const auto quiet = beat(started.generation);
+  EXPECT_TRUE(quiet.nodes.empty());
+  EXPECT_EQ(quiet.generation, started.generation) << "unchanged tasks, unchanged generation";
+
+  ASSERT_TRUE(controller_->Cancel("default", "train").has_value());
+  const auto stopping = beat(quiet.generation);
+  ASSERT_EQ(stopping.nodes.size(), 2u);
+  for (const auto& [node, r] : stopping.nodes) EXPECT_EQ(r.stop.size(), 1u) << node;
+
+  // Alive names keep the nodes Ready; silence loses them, and a lost node needs a full report.
+  now_ += 8'000;
+  beat(stopping.generation);
+  now_ += 8'000;
+  controller_->CheckLiveness();
+  for (const auto& n : controller_->ListNodes()) EXPECT_EQ(n["status"], "Ready") << n.dump();
+  now_ += 20'000;
+  controller_->CheckLiveness();
+  EXPECT_TRUE(beat(stopping.generation).full_report);
+}
+
 TEST_F(ControllerTest, AFailureRestartsTheWholeGangWithinMaxRestarts) {
   Register("node-0");
   Register("node-1");
