@@ -3,6 +3,7 @@
 #include <sstream>
 
 #ifdef TESSERA_WITH_LIVE
+#include "cli/export_command.h"
 #include "cli/live_commands.h"
 #endif
 
@@ -39,6 +40,7 @@ void RegisterCommands(CLI::App& app) {
   RegisterExecCommand(app);
   RegisterCancelCommand(app);
   RegisterReleaseCommand(app);
+  RegisterExportCommand(app);
   RegisterTopCommand(app);
   RegisterCompletionCommand(app);
   RegisterCordonCommands(app);

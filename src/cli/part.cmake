@@ -3,7 +3,8 @@
 # the other simulated benches; README "Without the live cluster"), so that they build without
 # the store, controller and agent: every other file of src/cli/ is a live one.
 file(GLOB cli_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/cli/*.cpp)
-set(cli_simulator_names main commands sim_command sim_serving gen_command bench_command up_cluster)
+set(cli_simulator_names main commands sim_command sim_serving sim_export_replay gen_command
+    bench_command up_cluster)
 if(NOT TESSERA_BUILD_LIVE)
   list(TRANSFORM cli_simulator_names PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/src/cli/
        OUTPUT_VARIABLE cli_simulator_srcs)

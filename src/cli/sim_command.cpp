@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/sim_export_replay.h"
 #include "cli/sim_serving.h"
 #include "core/rng.h"
 #include "sched/placement/placement_policy.h"
@@ -47,6 +48,7 @@ namespace {
 struct SimFlags {
   std::string experiment = "replay";
   std::string trace;
+  std::string from_export;  // replay: a live export (`tessera export`) instead of a trace
   std::string trace_format;
   bool skip_bad_rows = false;
   std::string cluster;
@@ -492,6 +494,23 @@ int RunServingSim(const SimFlags& flags) {
   return WriteSummaryAndReport(flags.out, *summary);
 }
 
+// --experiment replay --from-export FILE: a live cluster replayed and compared.
+int RunFromExport(const SimFlags& flags) {
+  if (flags.experiment != "replay") return Fail("--from-export: only with --experiment replay");
+  if (!flags.trace.empty() || !flags.cluster.empty() || !flags.queues.empty() ||
+      !flags.failures.empty()) {
+    return Fail(
+        "--from-export: the export holds the jobs, nodes and queue tree; no --trace, "
+        "--cluster, --queues or --failures with it");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(flags.out, ec);
+  if (ec) return Fail("--out: cannot create " + flags.out + ": " + ec.message());
+  auto summary = RunExportReplay(flags.from_export, flags.policies, flags.event_log);
+  if (!summary) return Fail("--from-export: " + summary.error().message);
+  return WriteSummaryAndReport(flags.out, *summary);
+}
+
 int RunSim(const SimFlags& flags) {
   if (flags.list_policies) {
     ListPolicies();
@@ -503,6 +522,7 @@ int RunSim(const SimFlags& flags) {
   if (flags.experiment == "failures") return RunFailures(flags);
   if (flags.experiment == "colocation") return RunColocation(flags);
   if (flags.experiment == "serving") return RunServingSim(flags);
+  if (!flags.from_export.empty()) return RunFromExport(flags);
   if (flags.trace.empty()) return Fail("--trace: is required");
   if (flags.cluster.empty()) return Fail("--cluster: is required");
   if (flags.experiment != "allocation" && flags.experiment != "replay") {
@@ -644,6 +664,10 @@ void RegisterSimCommand(CLI::App& app) {
                   "allocation | replay | failures | colocation | serving")
       ->capture_default_str();
   sim->add_option("--trace", flags->trace, "trace file (format recognised from its header)");
+  sim->add_option("--from-export", flags->from_export,
+                  "replay: a live cluster's export (tessera export -o FILE) instead of --trace "
+                  "and --cluster, on its nodes with its policies, seed and recorded cycles, "
+                  "compared with what it decided");
   sim->add_option("--trace-format", flags->trace_format,
                   "force the trace format: openb-pods, itp, muri, philly, sacct, csv");
   sim->add_flag("--skip-bad-rows", flags->skip_bad_rows,

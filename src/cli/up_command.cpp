@@ -41,9 +41,10 @@ struct UpFlags {
   double heartbeat_timeout = 10;
   std::string queue_policy;
   bool priority_preemption = false;
-  std::string queues;       // queue tree YAML for drf / drf-naive
-  std::string colocation;   // tesserad --colocation (docs/colocation.md)
-  double usage_window = 0;  // tesserad --usage-window; 0: its default
+  std::optional<std::uint64_t> seed;  // tesserad --seed
+  std::string queues;                 // queue tree YAML for drf / drf-naive
+  std::string colocation;             // tesserad --colocation (docs/colocation.md)
+  double usage_window = 0;            // tesserad --usage-window; 0: its default
   std::string placement_policy;
   std::string bin_dir;
   double timeout = 30;
@@ -229,6 +230,7 @@ std::vector<std::string> ControllerArgv(const UpFlags& f, const std::string& sta
   if (!f.placement_policy.empty())
     argv.insert(argv.end(), {"--placement-policy", f.placement_policy});
   if (f.priority_preemption) argv.push_back("--priority-preemption");
+  if (f.seed) argv.insert(argv.end(), {"--seed", std::to_string(*f.seed)});
   if (!f.queues.empty()) {
     // tesserad runs detached from this directory: hand it an absolute path.
     argv.insert(argv.end(),
@@ -554,6 +556,9 @@ void RegisterUpCommand(CLI::App& app) {
                   "docs/colocation.md): offline BatchJobs soak idle and oversold GPUs");
   cmd->add_option("--usage-window", flags->usage_window,
                   "tesserad --usage-window: seconds of reported GPU use co-location reads");
+  cmd->add_option("--seed", flags->seed,
+                  "tesserad --seed: the run seed of the scheduler's seeded draws, as `tessera sim "
+                  "--seed` (default 0)");
   cmd->add_flag("--priority-preemption", flags->priority_preemption,
                 "Let a job that does not fit preempt running jobs of lower priority");
   cmd->add_option("--bin-dir", flags->bin_dir,

@@ -194,6 +194,11 @@ std::string MetricsText(const EngineCounters& c, const EngineHttpInfo& info) {
   own("tessera_engine_requests_succeeded_total", counter, "Requests finished.", n(c.successes));
   own("tessera_engine_steps_total", counter, "Engine iterations (prefill and decode steps) run.",
       n(c.steps));
+  own("tessera_engine_timeline_restarts_total", counter,
+      "Steps that started too late to keep the modelled timeline (it restarted then).",
+      n(c.timeline_restarts));
+  own("tessera_engine_timeline_lost_seconds_total", counter,
+      "Wall seconds the modelled timeline lost to those late starts.", c.timeline_lost_seconds);
   out.Family("tessera_engine_rejected_total", counter,
              "Requests refused by the simulated engine, by reason.");
   for (auto [reason, count] : {std::pair{"queue_full", c.rejected_queue_full},

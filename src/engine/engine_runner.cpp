@@ -173,6 +173,10 @@ void EngineRunner::Loop() {
     }
     const auto now = Clock::now();
     const auto start = on_timeline && now - due < kMaxLag ? due : now;
+    if (on_timeline && start == now) {  // the modelled timeline slipped by now - due
+      ++counters_.timeline_restarts;
+      counters_.timeline_lost_seconds += std::chrono::duration<double>(now - due).count();
+    }
     const std::int64_t micros = replica_.BeginStep();
     if (micros <= 0) {  // nothing admissible now; wait for a change
       on_timeline = false;

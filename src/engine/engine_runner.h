@@ -86,6 +86,10 @@ struct EngineCounters {
   std::int64_t rejected_queue_full = 0, rejected_too_long = 0;
   std::int64_t steps = 0;
   double busy_seconds = 0;  // wall time spent in modelled steps (the GPU's busy time)
+  // Steps that woke more than the allowed lag after their due time, so that the modelled
+  // timeline restarted from then, and the wall time so lost (a loaded machine's delay).
+  std::int64_t timeline_restarts = 0;
+  double timeline_lost_seconds = 0;
 };
 
 class EngineRunner {

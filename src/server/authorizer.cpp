@@ -117,6 +117,10 @@ AccessDecision Authorize(const Caller& caller, const AccessRequest& request) {
         return Deny("user " + caller.name + " is a metrics scraper: status and metrics only");
       }
       return Allow();
+    case Action::kExport:
+      if (roles.admin) return Allow();
+      return Deny("user " + caller.name +
+                  " may not export the cluster (job specs with their env): admins only");
     case Action::kReadJob:
     case Action::kReadLogs:
     case Action::kExec:

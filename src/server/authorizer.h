@@ -3,7 +3,7 @@
 // its reason.
 //
 // Roles come from a user's groups (the token file's last field):
-//   tessera:admins     admin: everything users may do, on every queue
+//   tessera:admins     admin: everything users may do, on every queue; the export
 //   tessera:viewers    viewer: reads jobs of every queue (never their env), nodes, queues, events
 //   team:<queue path>  team member of that queue subtree (team:nlp covers nlp and nlp/sft):
 //                      submits to it, sees, cancels, purges and releases its jobs, reads their
@@ -42,6 +42,7 @@ enum class Action {
   kReadLogs,     // a task's output may hold what its env held: team and admin only
   kExec,         // `tessera exec` into a task: what its env and files hold; team and admin only
   kWatchEvents,  // filtered like kListJobs
+  kExport,       // GET /v1/export: every job's spec (env included) and task; admins only
   kSubmit,
   kRelease,
   kCancel,

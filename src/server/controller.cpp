@@ -7,6 +7,7 @@
 #include <random>
 
 #include "server/job_limits.h"
+#include "server/live_export.h"
 #include "server/recovery_step.h"
 #include "server/service_scaling.h"
 
@@ -23,6 +24,8 @@ Controller::Controller(Store* store, ControllerOptions options, std::set<std::st
 }
 
 Controller::~Controller() { Stop(); }
+
+ApiResult<nlohmann::json> Controller::Export() { return ExportLiveState(core_); }
 
 Result<std::unique_ptr<Controller>> Controller::Create(Store* store, ControllerOptions options) {
   auto leaves = CheckControllerOptions(options);

@@ -99,6 +99,9 @@ class Controller {
   ApiResult<nlohmann::json> Events(std::int64_t since, Tick wait_ms, int limit) {
     return users_.Events(since, wait_ms, limit);
   }
+  // GET /v1/export: jobs with their specs, tasks, nodes, the queue tree and the events
+  // (live_export.h).
+  ApiResult<nlohmann::json> Export();
   ApiResult<LogLocation> FindLog(const std::string& queue, const std::string& name, int rank,
                                  int attempt) {
     return users_.FindLog(queue, name, rank, attempt);

@@ -38,8 +38,10 @@ class Applier {
   // Why a bind cannot go where it was placed now, or empty when it can. An oversold bind
   // (co-location) takes CPU and memory only: its GPU share is lent from online replicas.
   std::string PlacementConflict(const Placement& placement, bool oversold = false);
-  // "; preempted by job/QUEUE/NAME" for a preemption's beneficiary, "" when there is none.
-  std::string PreemptorNote(JobId preemptor) const;
+  // The job a preemption was decided for (0: none known), and "; preempted by
+  // job/QUEUE/NAME" for it ("" when there is none).
+  std::int64_t PreemptorOf(JobId preemptor) const;
+  std::string PreemptorNote(std::int64_t preemptor_job) const;
   void Bind(const JobState& job, int unit, const Placement& placement, bool oversold = false);
 
  private:
@@ -200,6 +202,7 @@ void Applier::Bind(const JobState& job, int unit_index, const Placement& placeme
       (job.spec.IndependentTasks() ? "task " + std::to_string(unit_index) + " " : std::string()) +
           "attempt " + std::to_string(unit.attempt) + " bound to " + where +
           (oversold ? " (oversold: on online replicas' unused GPU share)" : ""));
+  out_.binds.push_back({job.rec.id, unit_index, unit.attempt, placement});
   ++out_.bound;
 }
 
@@ -210,10 +213,13 @@ void Applier::Skip(bool defer, const JobState* job, const std::string& why) {
   change_.RequestSchedule();  // the next cycle decides again on what is there then
 }
 
-std::string Applier::PreemptorNote(JobId preemptor) const {
+std::int64_t Applier::PreemptorOf(JobId preemptor) const {
   const SnapshotUnit* u = preemptor.valid() ? snapshot_->UnitOf(preemptor) : nullptr;
-  if (u == nullptr) return "";
-  auto it = state_.jobs.find(u->job_id);
+  return u == nullptr ? 0 : u->job_id;
+}
+
+std::string Applier::PreemptorNote(std::int64_t preemptor_job) const {
+  auto it = state_.jobs.find(preemptor_job);
   return it == state_.jobs.end() ? "" : "; preempted by " + JobObject(it->second.rec);
 }
 
@@ -271,9 +277,11 @@ AppliedDecisions Applier::Run(const Decisions& decisions) {
     }
     if (d.kind == Decision::Kind::kPreempt) {
       decide();
-      const std::string reason = d.reason + PreemptorNote(d.preemptor);
+      const std::int64_t by = PreemptorOf(d.preemptor);
+      const std::string reason = d.reason + PreemptorNote(by);
       change_.Event("JobPreempted", JobObject(job->rec), reason);
       StopUnit(change_, *job, u.unit, UnitPhase::kPending, "preempted: " + reason, now_);
+      out_.preemptions.push_back({u.job_id, u.unit, by});
       ++out_.preempted;
       continue;
     }

@@ -26,6 +26,19 @@
 
 namespace tessera {
 
+// A bind or preemption as applied, for the cycle's record (cycle_record.h).
+struct AppliedBind {
+  std::int64_t job_id = 0;
+  int unit = 0;
+  int attempt = 0;
+  Placement placement;  // node ids of the snapshot's cluster
+};
+struct AppliedPreemption {
+  std::int64_t job_id = 0;  // the victim
+  int unit = 0;
+  std::int64_t by_job = 0;  // the job it was preempted for; 0: none known
+};
+
 struct AppliedDecisions {
   int bound = 0;
   int preempted = 0;
@@ -44,6 +57,9 @@ struct AppliedDecisions {
   std::vector<std::int64_t> decided_queued;
   // Resizes begun, by job: kept in JobState::resize once committed (not durable).
   std::vector<std::pair<std::int64_t, ResizeTarget>> resizes;
+  // The binds and preemptions applied, in decision order (the cycle's record).
+  std::vector<AppliedBind> binds;
+  std::vector<AppliedPreemption> preemptions;
 };
 
 // Adds the applied decisions to `change` (built over the current state). `port_salt` spreads

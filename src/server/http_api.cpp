@@ -305,6 +305,11 @@ void ApiServer::ViewRoutes() {
   h.Get("/v1/queues", [&c](const httplib::Request&, httplib::Response& res) {
     SendJson(res, 200, {{"queues", c.ListQueues()}});
   });
+  h.Get("/v1/export", [&c](const httplib::Request&, httplib::Response& res) {
+    auto out = c.Export();
+    if (!out) return SendError(res, out.error());
+    SendJson(res, 200, *out);
+  });
   h.Get("/v1/controllers", [&c](const httplib::Request&, httplib::Response& res) {
     SendJson(res, 200, {{"controllers", c.Controllers()}});
   });

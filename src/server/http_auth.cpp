@@ -68,6 +68,7 @@ std::optional<AccessRequest> RouteAccess(const std::string& method, const std::s
   if ((path == "/v1/queues" || path == "/v1/queues/history") && get)
     return AccessRequest{Action::kListQueues, "", {}};
   if (path == "/v1/events" && get) return AccessRequest{Action::kWatchEvents, "", {}};
+  if (path == "/v1/export" && get) return AccessRequest{Action::kExport, "", {}};
   if (path == "/v1/jobs") return AccessRequest{get ? Action::kListJobs : Action::kSubmit, "", {}};
   if (path == "/v1/release") return AccessRequest{Action::kRelease, "", {}};
   if (path.starts_with("/v1/jobs/")) {

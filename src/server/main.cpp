@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "server/controller.h"
@@ -45,6 +46,7 @@ struct Flags {
   std::string queue_policy;
   std::string placement_policy;
   bool priority_preemption = false;
+  std::optional<std::uint64_t> seed;  // the run seed; none: --config's, else 0
   std::string queues_path;
   std::string colocation_path;
   double usage_window_s = 600;
@@ -182,6 +184,9 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "e.g. bestfit, firstfit, fgd (overrides --config)");
   app.add_flag("--priority-preemption", f.priority_preemption,
                "A job that does not fit preempts running jobs of lower priority (fifo, backfill)");
+  app.add_option("--seed", f.seed,
+                 "Run seed of the scheduler's seeded draws (ties, GPUs drawn at random), as "
+                 "`tessera sim --seed`; recorded with every cycle (default 0)");
   app.add_option("--queues", f.queues_path,
                  "Queue tree YAML (hierarchical quotas, docs/quotas.md) for --queue-policy drf "
                  "or drf-naive; jobs name its leaf queues");
@@ -249,6 +254,7 @@ Result<tessera::ControllerOptions> OptionsFrom(const Flags& f) {
   if (!f.queue_policy.empty()) options.scheduler.queue_policy = f.queue_policy;
   if (!f.placement_policy.empty()) options.scheduler.placement_policy = f.placement_policy;
   if (f.priority_preemption) options.scheduler.priority_preemption = true;
+  if (f.seed) options.scheduler.placement.draw_seed = *f.seed;
   if (!f.queues_path.empty()) {
     auto tree = tessera::ReadQueueFile(f.queues_path);
     if (!tree) return std::unexpected(tree.error());
@@ -406,10 +412,11 @@ int Serve(const Flags& f, tessera::Store& store, const std::string& store_name, 
   const std::string scheme = f.tls_cert_file.empty() ? "http://" : "https://";
   *endpoint = scheme + host + ":" + std::to_string(*bound);
   const auto status = (*controller)->ServerStatus();
-  spdlog::info("serving {} (store {}, {} jobs loaded in {} ms, queue policy {}, placement {})",
-               *endpoint, store_name, status["loadedJobs"].get<std::size_t>(),
-               status["loadMs"].get<std::int64_t>(), options.scheduler.queue_policy,
-               options.scheduler.placement_policy);
+  spdlog::info(
+      "serving {} (store {}, {} jobs loaded in {} ms, queue policy {}, placement {}, seed {})",
+      *endpoint, store_name, status["loadedJobs"].get<std::size_t>(),
+      status["loadMs"].get<std::int64_t>(), options.scheduler.queue_policy,
+      options.scheduler.placement_policy, options.scheduler.placement.draw_seed);
   // On etcd the standby wrote it, on this same port (and `tessera up` may have listed others).
   if (!f.endpoint_file.empty() && f.store != "etcd" &&
       !WriteFileAtomically(f.endpoint_file, *endpoint + "\n")) {

@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "core/rng.h"
+#include "server/cycle_record.h"
 #include "server/decision_metrics.h"
 #include "server/job_limits.h"
 #include "server/resize_applier.h"
@@ -16,14 +18,6 @@ SchedulingCycle::SchedulingCycle(ControllerCore& core, std::uint64_t port_salt)
     : core_(core), port_salt_(port_salt), scheduler_(core.options()), recovery_(core, port_salt) {
   const SchedulerConfig& config = core.options().scheduler;
   use_queue_ = !IsFairSharePolicy(config.queue_policy) && !config.colocation.enabled;
-}
-
-std::string CycleRecordMessage(Tick clock, std::uint64_t seed, const AppliedDecisions& a) {
-  return "clock=" + std::to_string(clock) + " seed=" + std::to_string(seed) +
-         " bound=" + std::to_string(a.bound) + " preempted=" + std::to_string(a.preempted) +
-         " resized=" + std::to_string(a.resized) +
-         " unschedulable=" + std::to_string(a.unschedulable) +
-         " deferred=" + std::to_string(a.deferred) + " dropped=" + std::to_string(a.dropped);
 }
 
 void SchedulingCycle::TakeChangesLocked(const Scheduler& scheduler, bool all) {
@@ -40,7 +34,9 @@ void SchedulingCycle::TakeChangesLocked(const Scheduler& scheduler, bool all) {
 
 std::optional<CycleSnapshot> SchedulingCycle::SnapshotLocked(const Scheduler** scheduler) {
   ControllerState& state = core_.state;
-  const std::uint64_t seed = ++state.cycles;
+  // The simulator's cycle seed (sim/replay_simulation.cpp): the run seed mixed with the
+  // cycle's number, recorded with the cycle (cycle_record.h).
+  const std::uint64_t seed = Rng::Mix(RunSeed(), ++state.cycles);
   const bool new_cluster = !cluster_.cluster || cluster_.generation != state.node_generation;
   ClusterChange change;
   if (new_cluster) {
@@ -132,9 +128,9 @@ int SchedulingCycle::ApplyLocked(const CycleSnapshot& snapshot, const Decisions&
   AppliedDecisions applied = ApplyDecisions(snapshot, decisions, change, now, port_salt_);
   for (const auto& why : applied.not_applied) spdlog::debug("scheduling cycle: {}", why);
   if (!decisions.empty()) {
-    change.Event("SchedulingCycle", "cycle/" + std::to_string(snapshot.snap.seed),
-                 CycleRecordMessage(snapshot.snap.now, snapshot.snap.seed, applied),
-                 snapshot.snap.now);
+    const CycleClock at{snapshot.snap.now, RunSeed(), state.cycles};
+    change.Event("SchedulingCycle", "cycle/" + std::to_string(at.cycle),
+                 CycleRecordMessage(at, applied, state, snapshot.cluster), snapshot.snap.now);
   }
   // Why pending units stay pending, for the views (not durable).
   for (const auto& [job_id, reason] : applied.never_fits) {
@@ -147,7 +143,7 @@ int SchedulingCycle::ApplyLocked(const CycleSnapshot& snapshot, const Decisions&
   MarkWaitingLocked(applied);
   state.last_free_gpu_milli = snapshot.working->free_gpu_milli();
   if (auto s = core_.CommitLocked(change); !s) {
-    spdlog::error("scheduling cycle {} not committed: {}", snapshot.snap.seed, s.error().message);
+    spdlog::error("scheduling cycle {} not committed: {}", state.cycles, s.error().message);
     return 0;
   }
   KeepResizeTargets(state, std::move(applied.resizes));

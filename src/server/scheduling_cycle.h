@@ -9,8 +9,8 @@
 //      the agents are answered meanwhile;
 //   3. under the lock again: apply the decisions to the state as it is then, dropping or
 //      deferring those whose jobs, units, nodes or GPUs changed (decision_applier.h), and
-//      commit them in one change with a SchedulingCycle event that records the cycle's clock
-//      and seed, so the cycle can be replayed.
+//      commit them in one change with a SchedulingCycle event that records the cycle's clock,
+//      seed and decisions (cycle_record.h), so the cycle can be replayed.
 //
 // Thread-safety: Run is thread-safe; cycles run one at a time.
 #pragma once
@@ -49,6 +49,8 @@ class SchedulingCycle {
   // Takes the jobs changed since the last call into the pending queue (and their workloads).
   // REQUIRES: mu held, use_queue_.
   void TakeChangesLocked(const Scheduler& scheduler, bool all);
+  // The run seed (tesserad --seed): the placement's draw seed, as the simulator's --seed.
+  std::uint64_t RunSeed() const { return core_.options().scheduler.placement.draw_seed; }
   // JobState::waiting after a cycle's decisions. REQUIRES: mu held.
   void MarkWaitingLocked(const AppliedDecisions& applied);
 
@@ -70,10 +72,5 @@ class SchedulingCycle {
   std::shared_ptr<std::uint64_t> versions_ = std::make_shared<std::uint64_t>(0);
   std::chrono::steady_clock::duration last_locked_{};
 };
-
-// The message of a cycle's SchedulingCycle event: its clock, seed and counts, in a fixed form
-// that `tessera sim` can read back: "clock=MS seed=N bound=N preempted=N unschedulable=N
-// deferred=N dropped=N".
-std::string CycleRecordMessage(Tick clock, std::uint64_t seed, const AppliedDecisions& applied);
 
 }  // namespace tessera

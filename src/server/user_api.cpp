@@ -388,7 +388,8 @@ Json UserApi::ServerStatus() {
                  {"cycles", f->cycles},
                  {"lastEventSeq", f->last_event_seq},
                  {"queuePolicy", core_.options().scheduler.queue_policy},
-                 {"placementPolicy", core_.options().scheduler.placement_policy}};
+                 {"placementPolicy", core_.options().scheduler.placement_policy},
+                 {"seed", core_.options().scheduler.placement.draw_seed}};
   if (!f->scheduler_problem.empty()) status["schedulerError"] = f->scheduler_problem;
   return status;
 }

@@ -41,7 +41,11 @@ struct FailureDetected {
 struct NodeRepaired {
   NodeId node;
 };
-using Event = std::variant<Arrival, Completion, Reorder, NodeDies, FailureDetected, NodeRepaired>;
+struct CycleAt {
+  std::uint64_t seed;
+};
+using Event =
+    std::variant<Arrival, Completion, Reorder, NodeDies, FailureDetected, NodeRepaired, CycleAt>;
 
 enum class Phase { kFuture, kPending, kRunning, kDone, kUnschedulable };
 
@@ -171,6 +175,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
     if (f.repair < kNever && f.repair > options.failure_detect)
       events.Push(f.time + f.repair, NodeRepaired{f.node});
   }
+  for (const RecordedCycle& c : options.cycles) events.Push(c.time, CycleAt{c.seed});
   result.first_submit = jobs.empty() ? 0 : kNever;
   for (const auto& w : jobs) result.first_submit = std::min(result.first_submit, w.submit);
   result.checkpoint_interval = options.checkpoint_interval;
@@ -227,10 +232,13 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
     last_time = now;
     meter.Advance(now);
     // Everything that happens at this instant, then one scheduling cycle.
+    std::optional<std::uint64_t> recorded_seed;  // a recorded cycle's at this instant
     while (!events.empty() && events.top().time == now) {
       auto e = events.Pop();
       ++result.event_count;
-      if (const auto* a = std::get_if<Arrival>(&e.payload)) {
+      if (const auto* at = std::get_if<CycleAt>(&e.payload)) {
+        recorded_seed = at->seed;
+      } else if (const auto* a = std::get_if<Arrival>(&e.payload)) {
         const auto& w = jobs[a->job];
         if (auto why = NeverFitsReason(cluster, w)) {
           runs[a->job].phase = Phase::kUnschedulable;
@@ -308,14 +316,14 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
       const auto q = static_cast<double>(pending);
       if (queue_series.empty() || queue_series.back().second != q) queue_series.emplace_back(t, q);
     };
-    if (active.empty()) {
+    if (active.empty() || (!options.cycles.empty() && !recorded_seed)) {
       sample();
       continue;
     }
 
     Snapshot snap;
     snap.now = now;
-    snap.seed = Rng::Mix(options.seed, ++cycle);
+    snap.seed = recorded_seed ? *recorded_seed : Rng::Mix(options.seed, ++cycle);
     if (options.presorted_queue) {
       snap.pending_in_order = &pending_sorted;
     } else {
@@ -342,6 +350,8 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
       const std::size_t j = d.job.value;
       auto& r = runs[j];
       auto& o = result.jobs[j];
+      if (options.record_decisions && d.kind != Decision::Kind::kUnschedulable)
+        result.decisions.push_back({now, j, d.kind, d.placement, d.preemptor});
       if (d.kind == Decision::Kind::kPreempt) {
         // The scheduler already gave the GPUs back in `state`. The job resumes from its last
         // checkpoint: the work since then is lost.
@@ -372,6 +382,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
         o.slowdown = slowdown_of(jobs[j], r.placement);
         r.slowdown = o.slowdown / PlacementSpeed(cluster, jobs[j], r.placement) /
                      elastic_rate(jobs[j], r.placement);
+        if (options.measured_run_times) r.slowdown = 1.0;
         ++r.epoch;
         ++o.resizes;
         ++result.resizes;
@@ -388,6 +399,7 @@ Result<ReplayResult> RunReplay(const Cluster& cluster, const std::vector<Workloa
         const double speed = PlacementSpeed(cluster, jobs[j], r.placement);
         o.slowdown = slowdown_of(jobs[j], r.placement);
         r.slowdown = o.slowdown / speed / elastic_rate(jobs[j], r.placement);
+        if (options.measured_run_times) r.slowdown = 1.0;
         o.gpu_speed = speed;
         meter.Hold(j, +1);
         o.span = LevelName(topology, SpanLevel(cluster, r.placement));

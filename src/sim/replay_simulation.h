@@ -29,6 +29,22 @@ struct NodeFailure {
   Tick repair = kNever;
 };
 
+// A scheduling cycle of a recorded run (a live export's, sim/live_export_replay.h): when the
+// scheduler ran, and with which seed.
+struct RecordedCycle {
+  Tick time = 0;
+  std::uint64_t seed = 0;
+};
+
+// A decision the replay applied, when ReplayOptions::record_decisions.
+struct ReplayDecision {
+  Tick time = 0;
+  std::size_t job = 0;  // index into the jobs
+  Decision::Kind kind = Decision::Kind::kBind;
+  Placement placement;  // kBind, kResize: where it runs from now
+  JobId preemptor;      // kPreempt: the job it was preempted for (invalid: none)
+};
+
 struct ReplayOptions {
   SchedulerConfig scheduler;
   std::uint64_t seed = 0;
@@ -40,6 +56,11 @@ struct ReplayOptions {
   Tick checkpoint_interval = 0;
   std::size_t series_points = 2000;  // samples kept per time series
   bool record_events = false;        // keep a readable event log (golden tests)
+  bool record_decisions = false;     // keep every bind, preemption and resize (decisions)
+  // The scheduler runs at these instants only, each with its seed, instead of at every
+  // instant something happened with a seed drawn from `seed` (a recorded run's cycles, in
+  // time order). Empty: the simulator's own cadence.
+  std::vector<RecordedCycle> cycles;
   // Hand the scheduler the pending queue pre-sorted (Snapshot::pending_in_order). Off lists
   // every job in the snapshot each cycle, the naive way: the same decisions, slower; kept as
   // the benchmarks' baseline.
@@ -57,6 +78,9 @@ struct ReplayOptions {
   // progresses at (w / n)^elastic_scaling times its nominal rate; 1 = linear (the default),
   // below 1 sub-linear. Sources: docs/elastic.md.
   double elastic_scaling = 1.0;
+  // Run times are as measured (a live export's): no placement stretches them, neither the
+  // spread, the GPU model's speed nor an elastic size.
+  bool measured_run_times = false;
   // Node failures (the controller's requeue recovery): at detection every job with a task on
   // the node gives its GPUs back and waits in the queue again, a restart counted in
   // `recoveries`. It keeps its work up to the stop (its rank 0 checkpoints on SIGTERM), unless
@@ -111,6 +135,7 @@ struct ReplayResult {
   std::vector<std::pair<double, double>> gpus_allocated;  // (seconds, GPUs), downsampled
   std::vector<std::pair<double, double>> queue_length;    // (seconds, pending jobs)
   std::vector<std::string> events;                        // when record_events
+  std::vector<ReplayDecision> decisions;                  // when record_decisions
   std::int64_t event_count = 0;
   std::int64_t schedule_calls = 0;
   double wall_seconds = 0;

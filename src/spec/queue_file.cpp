@@ -187,4 +187,38 @@ Result<QueueTreeSpec> ReadQueueFile(const std::string& path) {
   return ParseQueueFile(ss.str(), path);
 }
 
+namespace {
+
+nlohmann::json QuotaJson(const QuotaSpec& q) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, a] :
+       {std::pair{"gpu", &q.gpu}, std::pair{"cpu", &q.cpu}, std::pair{"memory", &q.memory}}) {
+    if (!a->set) continue;
+    if (a->fraction) {
+      j[name] = nlohmann::json(a->value * 100).dump() + "%";
+    } else {
+      j[name] = a->value;
+    }
+  }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json QueueFileJson(const QueueTreeSpec& spec) {
+  nlohmann::json queues = nlohmann::json::array();
+  for (const QueueSpec& q : spec.queues) {
+    nlohmann::json j = {{"name", q.name}, {"weight", q.weight}, {"priority", q.priority}};
+    if (!q.parent.empty()) j["parent"] = q.parent;
+    if (auto g = QuotaJson(q.guaranteed); !g.empty()) j["guaranteed"] = std::move(g);
+    if (auto b = QuotaJson(q.borrow_limit); !b.empty()) j["borrowLimit"] = std::move(b);
+    if (!q.users.empty()) j["users"] = q.users;
+    queues.push_back(std::move(j));
+  }
+  nlohmann::json out = {{"reclaim", {{"graceSeconds", ToSeconds(spec.reclaim_grace)}}},
+                        {"queues", std::move(queues)}};
+  if (!spec.unmatched.empty()) out["unmatched"] = spec.unmatched;
+  return out;
+}
+
 }  // namespace tessera

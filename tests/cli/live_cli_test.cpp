@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -128,10 +129,28 @@ TEST_F(CliTest, UpSubmitWatchCancelDownAndUpAgain) {
   auto gone = Tessera({"get", "jobs"});
   EXPECT_NE(gone.exit_code, 0);
   EXPECT_NE(gone.err.find("no running cluster"), std::string::npos) << gone.err;
-  auto up2 = Tessera({"up", "--state", state_.path(), "--agents", "2", "--gpus", "4xH100"});
+  auto up2 =
+      Tessera({"up", "--state", state_.path(), "--agents", "2", "--gpus", "4xH100", "--seed", "3"});
   ASSERT_EQ(up2.exit_code, 0) << up2.err;
   EXPECT_EQ(FindJob("demo-train").value("phase", ""), "Cancelled");
   EXPECT_EQ(FindJob("hello").value("phase", ""), "Succeeded");
+
+  // The run exported (every job's spec, the nodes, the cycles' records) and replayed.
+  const std::string file = state_.path() + "/export.json";
+  auto exported = Tessera({"export", "-o", file});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  std::ifstream in(file);
+  const Json doc = Json::parse(in, nullptr, false);
+  ASSERT_TRUE(doc.is_object());
+  EXPECT_EQ(doc["controller"]["seed"], 3) << "the run seed of the second up";
+  EXPECT_EQ(doc["nodes"].size(), 2u);
+  ASSERT_FALSE(doc["jobs"].empty());
+  EXPECT_TRUE(doc["jobs"][0]["spec"].is_object());
+  auto replay = Tessera(
+      {"sim", "--experiment", "replay", "--from-export", file, "--out", state_.path() + "/replay"});
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  EXPECT_NE(replay.out.find("decisions agreeing:"), std::string::npos) << replay.out;
+  EXPECT_NE(replay.out.find("demo-train"), std::string::npos) << replay.out;
 }
 
 // submit --hold keeps jobs Pending (reason Held) across a restart of the cluster; release

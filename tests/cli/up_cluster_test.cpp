@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <filesystem>
 
 #include "agent/agent.h"
@@ -16,6 +17,8 @@
 #include "sched/scheduler.h"
 #include "server/controller.h"
 #include "sim/cluster_spec.h"
+#include "sim/export_comparison.h"
+#include "sim/live_export.h"
 #include "spec/job_spec.h"
 #include "store/sqlite_store.h"
 
@@ -31,6 +34,22 @@ const char* kOne =
 const char* kLeafy =
     "apiVersion: tessera/v1\nkind: TrainingJob\nmetadata: {name: leafy}\n"
     "spec: {workers: 4, gpusPerWorker: 8, topology: {require: leaf}, command: [true]}\n";
+
+// Registers the plan's nodes as the emulating agent does.
+void RegisterPlanNodes(Controller& controller, const ClusterUpPlan& plan) {
+  for (const auto& n : plan.nodes.nodes) {
+    auto gpus = SimulatedGpus(n.gpus, n.name);
+    ASSERT_TRUE(gpus);
+    NodeRegistration reg;
+    reg.node = n.name;
+    reg.simulated = true;
+    reg.gpus = gpus->gpus;
+    reg.cpu_milli = 64000;
+    reg.memory_mib = 512 * 1024;
+    reg.topology = n.topology;
+    ASSERT_TRUE(controller.Register(reg)) << n.name;
+  }
+}
 
 TEST(UpClusterTest, PlanGivesTheFilesNamesGpusAndPlaces) {
   auto plan = PlanClusterUp(kTwoLeaf, 0);
@@ -74,18 +93,7 @@ TEST(UpClusterTest, SameGangOnTheSameNodesLiveAndInTheSimulator) {
     options.topology_levels = plan->levels;
     auto controller = Controller::Create(store->get(), options);
     ASSERT_TRUE(controller) << controller.error().message;
-    for (const auto& n : plan->nodes.nodes) {  // as the emulating agent registers them
-      auto gpus = SimulatedGpus(n.gpus, n.name);
-      ASSERT_TRUE(gpus);
-      NodeRegistration reg;
-      reg.node = n.name;
-      reg.simulated = true;
-      reg.gpus = gpus->gpus;
-      reg.cpu_milli = 64000;
-      reg.memory_mib = 512 * 1024;
-      reg.topology = n.topology;
-      ASSERT_TRUE((*controller)->Register(reg)) << n.name;
-    }
+    RegisterPlanNodes(**controller, *plan);
     ASSERT_TRUE((*controller)->Submit(kOne));
     ASSERT_EQ((*controller)->RunSchedulingCycle(), 1);
     ASSERT_TRUE((*controller)->Submit(kLeafy));
@@ -125,6 +133,106 @@ TEST(UpClusterTest, SameGangOnTheSameNodesLiveAndInTheSimulator) {
   // The leaf without the one-GPU job: the gang needs 4 whole nodes of one leaf.
   const auto leaf_of = [](const std::string& name) { return std::stoi(name.substr(5)) / 4; };
   for (const auto& n : live) EXPECT_NE(leaf_of(n), leaf_of(one_task["node"]));
+}
+
+// A live run on the two-leaf cluster (fake clock, seed 7: the ties among empty nodes are drawn),
+// exported (GET /v1/export) and replayed on the simulator's clock: every unit is bound in the
+// same cycle on the same nodes and GPUs as live.
+TEST(UpClusterTest, ALiveRunExportedAndReplayedBindsEveryUnitOnTheSameNodes) {
+  auto plan = PlanClusterUp(kTwoLeaf, 0);
+  ASSERT_TRUE(plan) << plan.error().message;
+  char tmpl[] = "/tmp/tessera-up-export-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::atomic<Tick> now{1'000'000};
+  Json exported;
+  {
+    auto store = SqliteStore::Open(dir + "/state.db");
+    ASSERT_TRUE(store);
+    ControllerOptions options;
+    options.topology_levels = plan->levels;
+    options.now = [&now] { return now.load(); };
+    options.scheduler.placement.draw_seed = 7;
+    auto c = Controller::Create(store->get(), options);
+    ASSERT_TRUE(c) << c.error().message;
+    Controller& controller = **c;
+    RegisterPlanNodes(controller, *plan);
+    auto submit = [&](const std::string& spec) {
+      auto r = controller.Submit(spec);
+      ASSERT_TRUE(r) << r.error().error.message;
+    };
+    submit(kOne);
+    ASSERT_EQ(controller.RunSchedulingCycle(), 1);
+    now += 1000;
+    submit(kLeafy);
+    ASSERT_EQ(controller.RunSchedulingCycle(), 1);
+    now += 1000;
+    submit(
+        "apiVersion: tessera/v1\nkind: TrainingJob\nmetadata: {name: pair}\n"
+        "spec: {workers: 2, gpusPerWorker: 4, command: [true]}\n");
+    submit(
+        "apiVersion: tessera/v1\nkind: BatchJob\nmetadata: {name: shards}\n"
+        "spec: {tasks: 3, gpusPerTask: 2, command: [true]}\n");
+    ASSERT_EQ(controller.RunSchedulingCycle(), 4);
+    now += 1000;
+    // "one" ends: its GPU is free for the next cycle, live and in the replay.
+    const Json task = (*controller.GetJob("default", "one"))["taskList"][0];
+    const std::string node = task["node"];
+    const auto id = task["id"].get<std::int64_t>();
+    for (ReportedState state : {ReportedState::kRunning, ReportedState::kExited}) {
+      HeartbeatRequest beat;
+      TaskReport report;
+      report.task_id = id;
+      report.state = state;
+      report.pid = 100;
+      beat.tasks.push_back(report);
+      ASSERT_TRUE(controller.Heartbeat(node, beat, 0));
+    }
+    submit(
+        "apiVersion: tessera/v1\nkind: TrainingJob\nmetadata: {name: late}\n"
+        "spec: {workers: 1, gpusPerWorker: 8, command: [true]}\n");
+    ASSERT_EQ(controller.RunSchedulingCycle(), 1);
+    now += 500;
+    auto out = controller.Export();
+    ASSERT_TRUE(out) << out.error().error.message;
+    exported = std::move(*out);
+  }
+  std::filesystem::remove_all(dir);
+
+  auto live = ReadLiveExport(exported);
+  ASSERT_TRUE(live) << live.error().message;
+  EXPECT_EQ(live->options.seed, 7u);
+  EXPECT_EQ(live->options.cycles.size(), 4u);
+  ASSERT_EQ(live->jobs.size(), 7u) << "one, leafy, pair, 3 tasks of shards, late";
+  EXPECT_EQ(live->names[3], "default/shards#0");
+  EXPECT_EQ(live->jobs[0].duration, 3000) << "one held its GPU from its bind to its exit";
+  auto replay = RunReplay(live->cluster, live->jobs, live->options);
+  ASSERT_TRUE(replay) << replay.error().message;
+  const ExportComparison c = CompareWithLive(*live, *replay);
+  EXPECT_EQ(c.binds.live, 7);
+  EXPECT_EQ(c.binds.simulated, 7);
+  EXPECT_EQ(c.binds.agree, 7) << ExportComparisonJson(*live, c).dump(2);
+  EXPECT_EQ(c.decisions_agree(), c.decisions_live());
+  for (const UnitComparison& u : c.units) {
+    EXPECT_TRUE(u.agree) << live->names[u.unit];
+    EXPECT_EQ(u.simulated_bound, u.live_bound) << live->names[u.unit];
+    EXPECT_FALSE(u.live_nodes.empty()) << live->names[u.unit];
+  }
+  EXPECT_EQ(c.units[1].live_nodes.size(), 4u) << "the gang's 4 ranks";
+  // A damaged export is refused naming the field.
+  Json no_spec = exported;
+  no_spec["jobs"][1].erase("spec");
+  EXPECT_EQ(ReadLiveExport(no_spec).error().message,
+            "jobs[1].spec: missing (an export has every job's full spec)");
+  Json bad_node = exported;
+  bad_node["nodes"][2]["gpuCount"] = "eight";
+  EXPECT_EQ(ReadLiveExport(bad_node).error().message, "nodes[2].gpuCount: of the wrong type");
+  Json bad_record = exported;
+  for (Json& e : bad_record["events"]) {
+    if (e["type"] == "SchedulingCycle") e["message"] = R"({"clock": 1, "seed": 0})";
+  }
+  EXPECT_NE(ReadLiveExport(bad_record).error().message.find(".message.cycle: missing"),
+            std::string::npos);
 }
 
 TEST(UpClusterTest, AFileThatContradictsTheClusterIsRefused) {

@@ -61,6 +61,7 @@ TEST(AuthorizerTest, ViewerAndGatewayReadButNeverWriteOrSeeEnv) {
     EXPECT_FALSE(MaySeeEnv(c, "nlp"));
     EXPECT_FALSE(Authorize(c, On(Action::kReadLogs, "nlp")).allowed);  // output may hold env
     EXPECT_FALSE(Authorize(c, On(Action::kExec, "nlp")).allowed);      // so may the task's files
+    EXPECT_FALSE(Authorize(c, On(Action::kExport)).allowed);           // every spec's env
     for (Action a : {Action::kSubmit, Action::kCancel, Action::kPurge, Action::kRelease}) {
       const AccessDecision d = Authorize(c, On(a, "nlp"));
       EXPECT_FALSE(d.allowed);
@@ -76,6 +77,8 @@ TEST(AuthorizerTest, AdminDoesEverythingUsersDoButNotTheAgentApi) {
     EXPECT_TRUE(Authorize(root, On(a, "any/queue")).allowed);
   }
   EXPECT_TRUE(MaySeeEnv(root, "x"));
+  EXPECT_TRUE(Authorize(root, On(Action::kExport)).allowed);
+  EXPECT_FALSE(Authorize(User("alice", {"team:nlp"}), On(Action::kExport)).allowed);
   EXPECT_FALSE(Authorize(root, {Action::kAgent, "", {"node-0"}}).allowed);
 }
 

@@ -515,9 +515,15 @@ TEST_F(ControllerTest, EachCycleWithDecisionsRecordsItsClockAndSeed) {
   ASSERT_EQ(cycles.size(), 1u) << events->dump(2);
   EXPECT_EQ(cycles[0]["object"], "cycle/1");
   EXPECT_EQ(cycles[0]["timeMs"], 1'000'000) << "the clock the scheduler ran with";
-  EXPECT_EQ(
-      cycles[0]["message"],
-      "clock=1000000 seed=1 bound=1 preempted=0 resized=0 unschedulable=0 deferred=0 dropped=0");
+  const Json record = Json::parse(cycles[0]["message"].get<std::string>());
+  EXPECT_EQ(record["clock"], 1'000'000);
+  EXPECT_EQ(record["seed"], 0) << "the run seed (tesserad --seed)";
+  EXPECT_EQ(record["cycle"], 1);
+  EXPECT_EQ(record["bound"], 1);
+  EXPECT_EQ(record["unschedulable"], 0);
+  EXPECT_EQ(record["binds"], Json::parse(R"([{"job": "default/fits", "unit": 0, "attempt": 1,
+                             "on": ["node-0:0,1"]}])"));
+  EXPECT_EQ(record["truncated"], false);
   EXPECT_EQ(cycles[0]["seq"].get<std::int64_t>(), scheduled_seq + 1) << "committed with its bind";
 }
 

@@ -6,7 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "core/task_place_text.h"
 #include "sched/scheduler.h"
+#include "server/cycle_record.h"
 #include "state_fixtures.h"
 
 namespace tessera {
@@ -152,6 +156,62 @@ TEST(DecisionApplierTest, APreemptionOfAUnitThatMovedOnIsDropped) {
   EXPECT_TRUE(NewTasks(change, high).empty());
 }
 
+// The record holds each bind's nodes and GPUs; past its size cap the lists stop, the counts
+// stay whole and it says so.
+TEST(DecisionApplierTest, TheCycleRecordListsBindsAndStaysUnderItsCap) {
+  ControllerState state;
+  AddNode(state, "node-0", 8);
+  AddNode(state, "node-1", 8);
+  const auto gang = AddJob(state, GangYaml("gang", 2, 3));
+  Cycle c = Decide(state);
+  ChangeBuilder change(state);
+  AppliedDecisions applied = ApplyDecisions(c.snapshot, c.decisions, change, 6000, 0);
+  ASSERT_EQ(applied.binds.size(), 1u);
+  auto record =
+      nlohmann::json::parse(CycleRecordMessage({5000, 0, 1}, applied, state, c.snapshot.cluster));
+  EXPECT_EQ(record["clock"], 5000);
+  EXPECT_EQ(record["bound"], 1);
+  EXPECT_EQ(record["truncated"], false);
+  ASSERT_EQ(record["binds"].size(), 1u);
+  const auto& bind = record["binds"][0];
+  EXPECT_EQ(bind["job"], "default/gang");
+  EXPECT_EQ(bind["attempt"], 1);
+  std::vector<std::string> on;
+  for (auto tid : change.AddedTasks(gang)) {
+    const TaskRecord& t = change.Task(tid);
+    on.push_back(t.node + ":" + std::to_string(t.gpus.front()) + "-" +
+                 std::to_string(t.gpus.back()));
+  }
+  EXPECT_EQ(bind["on"], on);
+  // 10,000 binds of one cycle: tens of KB, not MB.
+  applied.binds.assign(10000, applied.binds[0]);
+  applied.bound = 10000;
+  const std::string text = CycleRecordMessage({5000, 0, 1}, applied, state, c.snapshot.cluster);
+  EXPECT_LE(text.size(), kMaxCycleRecordBytes);
+  record = nlohmann::json::parse(text);
+  EXPECT_EQ(record["bound"], 10000);
+  EXPECT_EQ(record["truncated"], true);
+  EXPECT_GT(record["binds"].size(), 100u);
+  EXPECT_EQ(record["binds"].size() + record["omitted"]["binds"].get<std::size_t>(), 10000u);
+}
+
+TEST(DecisionApplierTest, TaskPlacesReadBackAsWritten) {
+  EXPECT_EQ(TaskPlaceText("n-1", 0b1111, 1000), "n-1:0-3");
+  EXPECT_EQ(TaskPlaceText("n-1", 0b100101, 1000), "n-1:0,2,5");
+  EXPECT_EQ(TaskPlaceText("n-1", 0b11, 1000), "n-1:0,1");
+  EXPECT_EQ(TaskPlaceText("n-1", 0b10, 500), "n-1:1@500");
+  EXPECT_EQ(TaskPlaceText("n-1", 0, 0), "n-1");
+  for (const std::uint16_t mask : {0b1111, 0b100101, 0b1000000000000001, 0}) {
+    const auto back = ParseTaskPlace(TaskPlaceText("n-1", mask, 1000));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->node, "n-1");
+    EXPECT_EQ(back->gpu_mask, mask);
+  }
+  EXPECT_EQ(ParseTaskPlace("n-1:1@500")->gpu_milli, 500);
+  for (const char* bad : {"", ":0", "n:16", "n:3-1", "n:x", "n:1@1000", "n:"})
+    EXPECT_FALSE(ParseTaskPlace(bad)) << bad;
+}
+
 TEST(DecisionApplierTest, APreemptionStopsTheVictimAndThePreemptorWaitsForItsGpus) {
   ControllerState state;
   AddNode(state, "node-0", 2);
@@ -171,6 +231,14 @@ TEST(DecisionApplierTest, APreemptionStopsTheVictimAndThePreemptorWaitsForItsGpu
   EXPECT_EQ(victim.stop_target, UnitPhase::kPending);
   for (auto tid : state.jobs.at(low).tasks) EXPECT_EQ(change.Task(tid).state, TaskState::kStopping);
   EXPECT_TRUE(NewTasks(change, high).empty());
+  // The cycle's record names the victim and the job it was preempted for.
+  const auto record =
+      nlohmann::json::parse(CycleRecordMessage({5000, 7, 3}, applied, state, c.snapshot.cluster));
+  EXPECT_EQ(record["seed"], 7);
+  EXPECT_EQ(record["cycle"], 3);
+  ASSERT_EQ(record["preemptions"].size(), 1u) << record.dump();
+  EXPECT_EQ(record["preemptions"][0]["job"], "default/low");
+  EXPECT_EQ(record["preemptions"][0]["by"], "default/high");
 }
 
 // A gang whose rank 0 lands on a node where a live gang's rendezvous listens takes the next

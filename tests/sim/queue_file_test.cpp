@@ -86,6 +86,27 @@ TEST(QueueFileTest, TheExampleFileLoads) {
   EXPECT_EQ(t->node(t->LeafFor("12", "")).path, "research/vision");
 }
 
+// A live export carries the controller's tree as JSON (QueueFileJson); it reads back the same.
+TEST(QueueFileTest, TheExampleFileWrittenAsJsonReadsBackTheSame) {
+  auto spec = ReadQueueFile("examples/config/queues.yaml");
+  ASSERT_TRUE(spec) << spec.error().message;
+  auto back = ParseQueueFile(QueueFileJson(*spec).dump(), "export");
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->queues.size(), spec->queues.size());
+  EXPECT_EQ(back->reclaim_grace, spec->reclaim_grace);
+  EXPECT_EQ(back->unmatched, spec->unmatched);
+  for (std::size_t i = 0; i < spec->queues.size(); ++i) {
+    const QueueSpec &a = spec->queues[i], &b = back->queues[i];
+    EXPECT_EQ(b.name, a.name);
+    EXPECT_EQ(b.parent, a.parent);
+    EXPECT_EQ(b.users, a.users);
+    EXPECT_EQ(b.weight, a.weight);
+    EXPECT_EQ(b.guaranteed.gpu.fraction, a.guaranteed.gpu.fraction);
+    EXPECT_DOUBLE_EQ(b.guaranteed.gpu.value, a.guaranteed.gpu.value);
+    EXPECT_EQ(b.borrow_limit.gpu.set, a.borrow_limit.gpu.set);
+  }
+}
+
 TEST(QueueFileTest, JobsGoToTheirUsersLeafOrAreRefusedByName) {
   auto t = Load("queues:\n  - name: a\n    users: [u1]\n  - name: b\n");
   ASSERT_TRUE(t);

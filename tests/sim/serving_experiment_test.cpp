@@ -167,6 +167,8 @@ TEST(ServingExperiment, WarmupIsRunButNotMeasuredAndJitterIsSeeded) {
   EXPECT_EQ(warm->tbt_ms.count, 6 * 19);
   EXPECT_EQ(warm->hit_tokens.size(), 8u);  // per request, the warm-up's too
   EXPECT_EQ(warm->hit_tokens[0], 0);
+  ASSERT_EQ(warm->request_ttft_ms.size(), 8u);
+  EXPECT_GT(warm->request_ttft_ms[0], 0);
   EXPECT_NEAR(warm->duration_seconds, 10, 1e-9);  // measured arrivals 4 s to 14 s
   // Jitter moves arrivals by a seeded draw: the same seed, the same run; another, another.
   o.arrival_jitter_us = 1'500'000;

@@ -73,6 +73,7 @@ struct ServingRun {
   // Prompt tokens each request found cached, in trace order, warm-up included; -1: rejected (for
   // per-request comparisons such as the live replay's; not in summary.json).
   std::vector<std::int64_t> hit_tokens;
+  std::vector<double> request_ttft_ms;  // likewise, each request's TTFT; -1: not served
   std::uint64_t events = 0;
   double wall_seconds = 0;
 };

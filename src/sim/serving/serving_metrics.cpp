@@ -82,6 +82,8 @@ void ServingMetrics::Finish(std::int64_t duration_us, ServingRun* run) const {
   for (std::size_t i = 0; i < requests_.size(); ++i) {
     const PerRequest& r = requests_[i];
     run->hit_tokens.push_back(r.rejected ? -1 : r.hit);  // hit counts the host tier's part
+    run->request_ttft_ms.push_back(
+        r.rejected || r.first < 0 ? -1 : static_cast<double>(r.first - r.arrival) / 1000);
     if (i < warmup_) continue;
     ++run->requests;
     if (r.rejected) {
