@@ -53,7 +53,10 @@ Status ControllerCore::LoadLocked() {
     state.next_task_id = std::max(state.next_task_id, t.id + 1);
     auto it = jobs.find(t.job_id);
     if (it != jobs.end()) it->second.tasks.push_back(t.id);
-    if (IsLive(t.state)) state.live_by_node[t.node].insert(t.id);
+    if (IsLive(t.state)) {
+      state.live_by_node[t.node].insert(t.id);
+      state.CountLiveEndpoint(t, +1);
+    }
     if (t.state == TaskState::kRunning) state.awaiting_readoption.insert(t.id);
     state.tasks.emplace(t.id, std::move(t));
   }

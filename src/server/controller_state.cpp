@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/change_builder.h"
+#include "server/service_scaling.h"
 
 namespace tessera {
 
@@ -77,7 +78,11 @@ void ControllerState::NoteChanged(std::int64_t id) {
 void ControllerState::AddJob(JobState job) {
   const auto id = job.rec.id;
   NoteChanged(id);
-  if (job.rec.finished_ms == 0 && !job.spec.dependencies.empty()) with_dependencies.insert(id);
+  if (job.rec.finished_ms == 0) {
+    if (!job.spec.dependencies.empty()) with_dependencies.insert(id);
+    if (IsAutoscaled(job)) autoscaled.insert(id);
+    if (job.spec.time_limit_seconds > 0) time_limited.insert(id);
+  }
   job.first_unit_id = next_unit_id;
   next_unit_id += static_cast<std::uint32_t>(std::max<std::size_t>(job.units.size(), 1));
   job_ids[{job.rec.queue, job.rec.name}] = id;
@@ -93,6 +98,19 @@ void ControllerState::AddJob(JobState job) {
   }
 }
 
+void ControllerState::Deactivate(std::int64_t id) {
+  active.erase(id);
+  with_dependencies.erase(id);
+  autoscaled.erase(id);
+  time_limited.erase(id);
+}
+
+void ControllerState::CountLiveEndpoint(const TaskRecord& task, int sign) {
+  auto it = live_endpoints.try_emplace({task.master_addr, task.master_port}, 0).first;
+  it->second += sign;
+  if (it->second <= 0) live_endpoints.erase(it);
+}
+
 void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> committed,
                             std::size_t events_in_memory) {
   for (auto& job : change.new_jobs()) AddJob(std::move(job));
@@ -101,10 +119,7 @@ void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> comm
   for (auto& [id, j] : change.jobs()) {
     auto it = jobs.find(id);
     if (it != jobs.end()) it->second.rec = j;
-    if (j.finished_ms != 0) {
-      active.erase(id);
-      with_dependencies.erase(id);
-    }
+    if (j.finished_ms != 0) Deactivate(id);
     changed.insert(id);
   }
   for (auto& [key, u] : change.units()) {
@@ -123,6 +138,7 @@ void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> comm
     if (old != tasks.end()) {
       if (IsLive(old->second.state)) {
         live_by_node[old->second.node].erase(id);
+        CountLiveEndpoint(old->second, -1);
         CountLiveTask(*this, old->second, -1);
       }
     } else {
@@ -132,6 +148,7 @@ void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> comm
     }
     if (IsLive(t.state)) {
       live_by_node[t.node].insert(id);
+      CountLiveEndpoint(t, +1);
       CountLiveTask(*this, t, +1);
     } else {
       awaiting_readoption.erase(id);
@@ -157,8 +174,7 @@ void ControllerState::Apply(ChangeBuilder& change, std::vector<EventRecord> comm
     if (it == jobs.end()) continue;
     for (auto tid : it->second.tasks) tasks.erase(tid);
     job_ids.erase({it->second.rec.queue, it->second.rec.name});
-    active.erase(id);
-    with_dependencies.erase(id);
+    Deactivate(id);
     NoteChanged(id);
     index.Remove(it->second);
     jobs.erase(it);

@@ -79,6 +79,9 @@ struct ControllerState {
   std::map<std::pair<std::string, std::string>, std::int64_t> job_ids;  // (queue, name)
   std::map<std::int64_t, TaskRecord> tasks;
   std::map<std::string, std::set<std::int64_t>> live_by_node;
+  // The rendezvous endpoints (master_addr, master_port) of the live tasks, each with how many
+  // use it: a new gang's port avoids them (decision_applier.h) without a pass over every task.
+  std::map<std::pair<std::string, int>, int> live_endpoints;
   std::map<std::string, RegisteredNode> nodes;
   std::map<std::string, QueueRecord> queues;
   std::deque<EventRecord> events;
@@ -87,6 +90,10 @@ struct ControllerState {
   std::set<std::int64_t> awaiting_readoption;  // running at load, not yet reported since
   std::set<std::int64_t> resizing;             // jobs with a resize in progress
   std::set<std::int64_t> with_dependencies;    // active jobs whose spec has dependencies
+  // The active jobs the autoscale and liveness loops look at every tick, so that neither walks
+  // every active job under the lock: autoscaled InferenceServices, jobs with a time limit.
+  std::set<std::int64_t> autoscaled;
+  std::set<std::int64_t> time_limited;
   // Jobs added, changed or deleted (record, units or tasks) since the scheduling cycle last
   // took them (SchedulingCycle, pending_queue.h); may repeat ids. Not durable. Past
   // kMaxChangedJobs nobody is taking them: the list is dropped and `changed_overflow` set, so
@@ -120,6 +127,10 @@ struct ControllerState {
   void NoteChanged(std::int64_t id);
   // Adds a job loaded or just committed; gives its units their scheduling ids.
   void AddJob(JobState job);
+  // Job `id` finished or is gone: out of `active` and the sets of active jobs above.
+  void Deactivate(std::int64_t id);
+  // Task `task` became live (sign +1) or stopped being live (-1): live_endpoints.
+  void CountLiveEndpoint(const TaskRecord& task, int sign);
   // Applies a change the store has committed, with the events as the store numbered them.
   void Apply(ChangeBuilder& change, std::vector<EventRecord> events, std::size_t events_in_memory);
 };

@@ -58,8 +58,8 @@ class Applier {
   Tick now_;
   std::uint64_t salt_;
   AppliedDecisions out_;
-  std::map<std::string, NodeUsage> usage_;                      // nodes looked at so far
-  std::optional<std::set<std::pair<std::string, int>>> ports_;  // rendezvous endpoints in use
+  std::map<std::string, NodeUsage> usage_;                 // nodes looked at so far
+  std::set<std::pair<std::string, int>> bound_endpoints_;  // of the gangs bound this cycle
   std::map<NodeId, std::uint16_t> preempted_gpus_;
   std::int64_t next_task_id_;
 };
@@ -149,21 +149,16 @@ std::string Applier::PlacementConflict(const Placement& placement, bool oversold
 }
 
 int Applier::PortFor(std::int64_t job_id, int attempt, const std::string& master) {
-  if (!ports_) {
-    // Rendezvous endpoints of live gangs: a new gang whose rank 0 shares a node with one of
-    // them gets another port.
-    ports_.emplace();
-    for (const auto& [name, ids] : state_.live_by_node) {
-      for (auto id : ids) {
-        const TaskRecord& t = state_.tasks.at(id);
-        ports_->insert({t.master_addr, t.master_port});
-      }
-    }
-  }
+  // A new gang whose rank 0 shares a node with a live gang, or with one bound earlier in this
+  // cycle, gets another port than theirs.
+  const auto in_use = [&](int port) {
+    const std::pair<std::string, int> endpoint{master, port};
+    return state_.live_endpoints.contains(endpoint) || bound_endpoints_.contains(endpoint);
+  };
   int port = MasterPortFor(job_id, attempt, salt_);
-  for (int tries = 0; ports_->contains({master, port}) && tries < kMasterPorts; ++tries)
+  for (int tries = 0; in_use(port) && tries < kMasterPorts; ++tries)
     port = kFirstMasterPort + (port - kFirstMasterPort + 1) % kMasterPorts;
-  ports_->insert({master, port});
+  bound_endpoints_.insert({master, port});
   return port;
 }
 

@@ -70,9 +70,8 @@ void EnforceTimeLimits(ControllerCore& core) {
   const Tick now = core.Now();
   ChangeBuilder change(state);
   bool stopped = false;
-  for (auto id : state.active) {
+  for (auto id : state.time_limited) {  // not every active job: this runs under the lock
     const JobState& job = state.jobs.at(id);
-    if (job.spec.time_limit_seconds <= 0) continue;
     for (int u = 0; u < static_cast<int>(job.units.size()); ++u) {
       const UnitRecord& unit = job.units[static_cast<std::size_t>(u)];
       if (unit.phase != UnitPhase::kRunning) continue;

@@ -157,9 +157,8 @@ bool IsDrainingTask(const ControllerState& state, const TaskRecord& task) {
 
 std::vector<ScaleTarget> ScaleTargets(const ControllerState& state) {
   std::vector<ScaleTarget> out;
-  for (auto id : state.active) {
+  for (auto id : state.autoscaled) {
     const JobState& job = state.jobs.at(id);
-    if (!IsAutoscaled(job)) continue;
     ScaleTarget t;
     t.job_id = id;
     t.service = job.rec.queue + "/" + job.rec.name;

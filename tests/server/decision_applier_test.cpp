@@ -241,5 +241,42 @@ TEST(DecisionApplierTest, APreemptionStopsTheVictimAndThePreemptorWaitsForItsGpu
   EXPECT_EQ(record["preemptions"][0]["by"], "default/high");
 }
 
+// A gang whose rank 0 lands on a node where a live gang's rendezvous listens takes the next
+// port; once that gang's task has ended (a committed change), the port is its own again.
+TEST(DecisionApplierTest, ARendezvousPortInUseOnTheNodeIsSkippedUntilItsTaskEnds) {
+  ControllerState state;
+  AddNode(state, "node-0", 8);
+  const auto other = AddJob(state, GangYaml("other", 1, 4));
+  RunUnit(state, other, 0, {{"node-0", {4, 5, 6, 7}}});
+  const auto gang = AddJob(state, GangYaml("gang", 1, 4));
+  const int wanted = MasterPortFor(gang, 1, 0);
+  ASSERT_LT(wanted, 31999);
+  const std::int64_t live_id = state.jobs.at(other).tasks.at(0);
+  {
+    ChangeBuilder change(state);
+    TaskRecord& live = change.MutableTask(live_id);
+    live.master_addr = state.nodes.at("node-0").rec.address;
+    live.master_port = wanted;
+    change.Finish();
+    state.Apply(change, {}, 100);
+  }
+  const auto port_of_gang = [&] {
+    Cycle c = Decide(state);
+    ChangeBuilder change(state);
+    ApplyDecisions(c.snapshot, c.decisions, change, 6000, 0);
+    const auto tasks = NewTasks(change, gang);
+    return tasks.size() == 1 ? tasks[0]->master_port : -1;
+  };
+  EXPECT_EQ(port_of_gang(), wanted + 1);
+  {
+    ChangeBuilder change(state);
+    change.MutableTask(live_id).state = TaskState::kSucceeded;
+    change.Finish();
+    state.Apply(change, {}, 100);
+  }
+  EXPECT_TRUE(state.live_endpoints.empty());
+  EXPECT_EQ(port_of_gang(), wanted);
+}
+
 }  // namespace
 }  // namespace tessera

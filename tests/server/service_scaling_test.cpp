@@ -65,6 +65,30 @@ TEST(ServiceScalingTest, AServiceWithoutAutoscalingIsOneGang) {
   EXPECT_GT(FreeReplicaSlots(state, job), 1000);
 }
 
+// The autoscale and liveness loops visit only the active jobs they concern (autoscaled
+// services, jobs with a time limit), not every active job; a job that ends leaves both sets.
+TEST(ServiceScalingTest, TheLoopsVisitOnlyActiveJobsTheyConcern) {
+  ControllerState state;
+  AddNode(state, "node-0", 4);
+  const auto service = AddJob(state, ServiceYaml(1, 2));
+  AddJob(state, BatchYaml("plain", 1));
+  const auto limited =
+      AddJob(state,
+             "apiVersion: tessera/v1\nkind: BatchJob\nmetadata: {name: limited}\n"
+             "spec: {tasks: 1, gpusPerTask: 1, timeLimitSeconds: 60, command: [x]}\n");
+  EXPECT_EQ(state.autoscaled, std::set<std::int64_t>{service});
+  EXPECT_EQ(state.time_limited, std::set<std::int64_t>{limited});
+  ASSERT_EQ(ScaleTargets(state).size(), 1u);
+  ChangeBuilder change(state);
+  change.MutableJob(state.jobs.at(service)).finished_ms = 7000;
+  change.MutableJob(state.jobs.at(limited)).finished_ms = 7000;
+  change.Finish();
+  state.Apply(change, {}, 100);
+  EXPECT_TRUE(state.autoscaled.empty());
+  EXPECT_TRUE(state.time_limited.empty());
+  EXPECT_TRUE(ScaleTargets(state).empty());
+}
+
 TEST(ServiceScalingTest, DrainingReplicasAreMarkedAndListedWithTheirUrls) {
   ControllerState state;
   AddNode(state, "node-0", 4);

@@ -87,6 +87,7 @@ inline void RunUnit(ControllerState& state, std::int64_t job_id, int unit,
     t.state = task_state;
     state.tasks[t.id] = t;
     state.live_by_node[node].insert(t.id);
+    state.CountLiveEndpoint(t, +1);
     job.tasks.push_back(t.id);
   }
 }
