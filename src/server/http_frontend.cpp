@@ -490,20 +490,21 @@ void HttpFrontend::ExpireDeadlines() {
 }
 
 void HttpFrontend::GiveBack(int fd, bool keep, bool buffered) {
-  const bool rearm = keep && !buffered && !stopping_;
+  bool armed = false;
   {
+    // Watched again and recorded under one lock: the event loop, woken by the next request,
+    // takes the record under it too, so it never sees the connection watched but unrecorded.
     std::lock_guard lock(returned_mu_);
-    returned_.push_back({fd, keep, rearm});
+    if (keep && !buffered && !stopping_) {
+      epoll_event ev{};
+      ev.events = EPOLLIN | EPOLLRDHUP;
+      ev.data.fd = fd;
+      armed = ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) == 0;
+      keep = armed;  // not watched: the event loop closes it
+    }
+    returned_.push_back({fd, keep, armed});
   }
-  if (rearm) {
-    // Recorded first, so that the event loop, woken by the next request, finds the record.
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLRDHUP;
-    ev.data.fd = fd;
-    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) == 0) return;
-    std::lock_guard lock(returned_mu_);
-    returned_.push_back({fd, false, false});  // after the first: the event loop closes it
-  }
+  if (armed) return;
   const std::uint64_t one = 1;
   (void)!::write(wake_fd_, &one, sizeof one);
 }
