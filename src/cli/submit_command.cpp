@@ -24,6 +24,7 @@
 #include "spec/document.h"
 #include "spec/imported_spec.h"
 #include "spec/job_spec.h"
+#include "spec/submission_body.h"
 
 extern char** environ;
 
@@ -167,7 +168,7 @@ std::vector<Submission> Prepare(const SubmitFlags& f, const std::string& cwd, in
   for (std::size_t i = 0; i < docs.size(); ++i) {
     if (is_class[i]) continue;
     if (!IsImportedJobDocument(docs[i].tree)) {
-      out.push_back({docs[i].where, WithAbsoluteWorkingDir(docs[i].text, cwd), f.hold});
+      out.push_back({docs[i].where, SubmissionBody(docs[i].text, cwd), f.hold});
       continue;
     }
     auto job = ImportJobDocument(docs[i].tree, options);

@@ -61,16 +61,27 @@ ssize_t BufferedStream::write(const char* ptr, size_t size) {
   return write_failed_ ? -1 : static_cast<ssize_t>(done);
 }
 
-void BufferedStream::get_remote_ip_and_port(std::string& ip, int& port) const {
+PeerAddresses AddressesOf(int fd) {
+  PeerAddresses out;
   sockaddr_storage addr{};
   socklen_t len = sizeof addr;
-  if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) AddressOf(addr, ip, port);
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    AddressOf(addr, out.remote_ip, out.remote_port);
+  addr = {};
+  len = sizeof addr;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    AddressOf(addr, out.local_ip, out.local_port);
+  return out;
+}
+
+void BufferedStream::get_remote_ip_and_port(std::string& ip, int& port) const {
+  ip = addresses_.remote_ip;
+  port = addresses_.remote_port;
 }
 
 void BufferedStream::get_local_ip_and_port(std::string& ip, int& port) const {
-  sockaddr_storage addr{};
-  socklen_t len = sizeof addr;
-  if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) AddressOf(addr, ip, port);
+  ip = addresses_.local_ip;
+  port = addresses_.local_port;
 }
 
 }  // namespace tessera

@@ -12,11 +12,24 @@
 
 namespace tessera {
 
+// The two ends of a connection, as httplib reports them to handlers (REMOTE_ADDR etc.).
+struct PeerAddresses {
+  std::string remote_ip, local_ip;
+  int remote_port = 0, local_port = 0;
+};
+// Read from the socket once (getpeername, getsockname), not once per request.
+PeerAddresses AddressesOf(int fd);
+
 class BufferedStream final : public httplib::Stream {
  public:
   // `ssl`: the connection's TLS, null for plain HTTP.
-  BufferedStream(int fd, SSL* ssl, std::string request, int write_timeout_ms)
-      : fd_(fd), ssl_(ssl), request_(std::move(request)), write_timeout_ms_(write_timeout_ms) {}
+  BufferedStream(int fd, SSL* ssl, std::string request, int write_timeout_ms,
+                 PeerAddresses addresses)
+      : fd_(fd),
+        ssl_(ssl),
+        request_(std::move(request)),
+        write_timeout_ms_(write_timeout_ms),
+        addresses_(std::move(addresses)) {}
 
   bool is_readable() const override { return pos_ < request_.size(); }
   bool is_writable() const override { return !write_failed_; }
@@ -32,6 +45,7 @@ class BufferedStream final : public httplib::Stream {
   std::string request_;
   std::size_t pos_ = 0;
   int write_timeout_ms_;
+  PeerAddresses addresses_;
   bool write_failed_ = false;
 };
 

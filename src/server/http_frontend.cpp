@@ -147,6 +147,7 @@ void HttpFrontend::Serve() {
       }
     }
     if (Clock::now() - last_sweep >= std::chrono::milliseconds(100)) {
+      TakeBackReturned();  // connections the workers watched again, idle since: their timeouts
       ExpireDeadlines();
       ReleaseParked();
       last_sweep = Clock::now();
@@ -200,6 +201,7 @@ void HttpFrontend::Admit(int fd) {
   Connection& c = connections_[fd];
   c.fd = fd;
   c.ssl = ssl;
+  c.addresses = AddressesOf(fd);
   c.phase = ssl != nullptr ? Phase::kHandshake : Phase::kIdle;
   c.since = Clock::now();
 }
@@ -251,6 +253,11 @@ bool HttpFrontend::EvictOne() {
 
 void HttpFrontend::OnReadable(int fd) {
   auto it = connections_.find(fd);
+  if (it != connections_.end() && it->second.phase == Phase::kBusy) {
+    TakeBackReturned();  // a worker watched it again (GiveBack): it is idle now
+    it = connections_.find(fd);
+    if (it != connections_.end() && it->second.phase == Phase::kBusy) return;
+  }
   if (it == connections_.end()) return;
   Connection& c = it->second;
   if (c.phase == Phase::kHandshake && (!Handshake(c) || c.phase == Phase::kHandshake)) return;
@@ -402,13 +409,17 @@ void HttpFrontend::Post(Connection& c, std::string request) {
   const int write_timeout = limits_.write_timeout_ms;
   WorkerPool& pool = PoolOf(c.head.route);
   SSL* ssl = c.ssl;
-  const bool posted = pool.TryPost(
-      [this, fd, ssl, last, write_timeout, request = std::move(request)](bool run) mutable {
-        if (!run) return GiveBack(fd, false);
-        BufferedStream stream(fd, ssl, std::move(request), write_timeout);
+  // Nothing else is read from a busy connection, so what is buffered now (a pipelined
+  // request) is what the event loop will find when the worker gives it back.
+  const bool buffered = !c.buffer.empty();
+  const bool posted =
+      pool.TryPost([this, fd, ssl, last, write_timeout, buffered, addresses = c.addresses,
+                    request = std::move(request)](bool run) mutable {
+        if (!run) return GiveBack(fd, false, buffered);
+        BufferedStream stream(fd, ssl, std::move(request), write_timeout, std::move(addresses));
         bool closed = last;
         const bool ok = routes_.ProcessBuffered(stream, last, closed);
-        GiveBack(fd, ok && !closed && stream.is_writable());
+        GiveBack(fd, ok && !closed && stream.is_writable(), buffered);
       });
   if (!posted) {
     c.phase = Phase::kHead;  // so that Reject closes it as a connection of the event loop
@@ -478,10 +489,20 @@ void HttpFrontend::ExpireDeadlines() {
   }
 }
 
-void HttpFrontend::GiveBack(int fd, bool keep) {
+void HttpFrontend::GiveBack(int fd, bool keep, bool buffered) {
+  const bool rearm = keep && !buffered && !stopping_;
   {
     std::lock_guard lock(returned_mu_);
-    returned_.push_back({fd, keep});
+    returned_.push_back({fd, keep, rearm});
+  }
+  if (rearm) {
+    // Recorded first, so that the event loop, woken by the next request, finds the record.
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.fd = fd;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) == 0) return;
+    std::lock_guard lock(returned_mu_);
+    returned_.push_back({fd, false, false});  // after the first: the event loop closes it
   }
   const std::uint64_t one = 1;
   (void)!::write(wake_fd_, &one, sizeof one);
@@ -503,6 +524,7 @@ void HttpFrontend::TakeBackReturned() {
     Connection& c = it->second;
     c.phase = Phase::kIdle;
     c.since = Clock::now();
+    if (r.armed) continue;
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.fd = r.fd;

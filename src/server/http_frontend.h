@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "server/buffered_stream.h"
 #include "server/request_head.h"
 #include "server/tls_socket.h"
 #include "server/worker_pool.h"
@@ -122,10 +123,12 @@ class HttpFrontend {
     std::string parked_request;  // kParked: the request, to hand to a worker on release
     std::int64_t parked_since = 0;
     Clock::time_point parked_until;
+    PeerAddresses addresses;  // read once, when the connection is admitted
   };
   struct Returned {
     int fd;
     bool keep;
+    bool armed;  // the worker watched the descriptor again itself (GiveBack)
   };
 
   void Accept();
@@ -148,7 +151,10 @@ class HttpFrontend {
   void Close(int fd);
   void ExpireDeadlines();
   void TakeBackReturned();
-  void GiveBack(int fd, bool keep);  // from a worker
+  // From a worker. A kept connection with nothing buffered is watched again by the worker
+  // itself, so the event loop is not woken for it: it takes the connection back when its next
+  // request arrives (or at the next sweep). Otherwise the event loop is woken to do it.
+  void GiveBack(int fd, bool keep, bool buffered);
   WorkerPool& PoolOf(RouteClass c);
 
   RoutedServer& routes_;

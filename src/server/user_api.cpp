@@ -53,25 +53,39 @@ ApiResult<Json> UserApi::Submit(JobSpec spec, bool hold, bool queue_anyway) {
   req->spec = std::move(spec);
   req->hold = hold;
   req->queue_anyway = queue_anyway;
-  std::unique_lock q(submit_mu_);
-  submit_queue_.push_back(req);
-  while (!req->result) {
-    if (submit_leader_) {
-      submit_cv_.wait(q);
-      continue;
-    }
-    // Lead one group commit for everything queued so far, this request included.
+  bool leads = false;
+  {
+    std::lock_guard q(submit_mu_);
+    submit_queue_.push_back(req);
+    leads = !submit_leader_;
     submit_leader_ = true;
-    std::vector<std::shared_ptr<SubmitRequest>> batch;
-    batch.swap(submit_queue_);
-    q.unlock();
-    auto results = CommitSubmissions(batch);
-    q.lock();
-    for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->result = std::move(results[i]);
-    submit_leader_ = false;
-    submit_cv_.notify_all();
   }
+  if (!leads) req->wake.Acquire();  // its result, or the lead of the next commit
+  if (!req->result) LeadGroupCommit(req);
   return std::move(*req->result);
+}
+
+void UserApi::LeadGroupCommit(const std::shared_ptr<SubmitRequest>& req) {
+  std::vector<std::shared_ptr<SubmitRequest>> batch;
+  {
+    std::lock_guard q(submit_mu_);
+    batch.swap(submit_queue_);  // this request and everything queued since the last commit
+  }
+  auto results = CommitSubmissions(batch);
+  for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->result = std::move(results[i]);
+  std::shared_ptr<SubmitRequest> next;
+  {
+    std::lock_guard q(submit_mu_);
+    if (submit_queue_.empty()) {
+      submit_leader_ = false;
+    } else {
+      next = submit_queue_.front();  // submit_leader_ stays: the lead passes to it
+    }
+  }
+  if (next) next->wake.Release();
+  for (const auto& other : batch) {
+    if (other != req) other->wake.Release();
+  }
 }
 
 std::shared_ptr<const Cluster> UserApi::RegisteredClusterLocked() {

@@ -93,13 +93,38 @@ class UserApi {
                                  int attempt);
 
  private:
-  // A submission waiting for the next group commit.
+  // A one-time wake-up of one sleeping thread. (Not std::binary_semaphore: libstdc++'s spins
+  // and calls sched_yield before it sleeps, which on a loaded machine gives the core away.)
+  class Wake {
+   public:
+    void Release() {
+      {
+        std::lock_guard lock(mu_);
+        set_ = true;
+      }
+      cv_.notify_one();
+    }
+    void Acquire() {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return set_; });
+    }
+
+   private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool set_ = false;
+  };
+  // A submission waiting for the next group commit. Its submitter sleeps on `wake`, released
+  // once: when its result is in, or when it is to lead the next commit.
   struct SubmitRequest {
     JobSpec spec;
     bool hold = false;
     bool queue_anyway = false;
-    std::optional<ApiResult<nlohmann::json>> result;
+    std::optional<ApiResult<nlohmann::json>> result;  // set before `wake` is released
+    Wake wake;
   };
+  // Commits `req` and everything queued with it, then passes the lead on and wakes the batch.
+  void LeadGroupCommit(const std::shared_ptr<SubmitRequest>& req);
   // Commits a batch of submissions in one transaction (one fsync), falling back to one at a
   // time when the batch fails; returns a result per request, in order.
   std::vector<ApiResult<nlohmann::json>> CommitSubmissions(
@@ -119,11 +144,14 @@ class UserApi {
   std::set<std::string> leaf_queues_;
   SubmitFitCluster fit_cluster_;  // the registered nodes, for the fit check at submit
 
-  // Group commit of submissions: the first waiting submitter commits for everyone queued.
+  // Group commit of submissions. A submitter that finds no commit in flight leads one for
+  // everything queued; the others queue and sleep. The leader, its commit done, hands the lead
+  // to the first submitter queued meanwhile (so the next commit starts at once, as large as the
+  // load made it) and then wakes each submitter of its batch: one wake-up per submission, none
+  // for a submitter whose commit is still to come.
   std::mutex submit_mu_;
-  std::condition_variable submit_cv_;
-  std::vector<std::shared_ptr<SubmitRequest>> submit_queue_;
-  bool submit_leader_ = false;
+  std::vector<std::shared_ptr<SubmitRequest>> submit_queue_;  // under submit_mu_
+  bool submit_leader_ = false;                                // under submit_mu_
 };
 
 }  // namespace tessera

@@ -12,6 +12,7 @@
 
 #include "spec/document.h"
 #include "spec/label_selector.h"
+#include "spec/submission_body.h"
 #include "spec/text.h"
 
 namespace tessera {
@@ -1418,17 +1419,35 @@ Json JobSpecToJson(const JobSpec& spec) {
               {"spec", std::move(s)}};
 }
 
-std::string WithAbsoluteWorkingDir(const std::string& text, const std::string& base_dir) {
-  auto tree = ParseDocument(text);
-  if (!tree || !tree->is_object() || !tree->contains("spec") || !(*tree)["spec"].is_object())
-    return text;
-  auto& spec = (*tree)["spec"];
-  if (!spec.contains("workingDir") || !spec["workingDir"].is_string()) return text;
+namespace {
+
+// Resolves a relative spec.workingDir of `tree` against `base_dir`; false when there is none.
+bool ResolveWorkingDir(Json& tree, const std::string& base_dir) {
+  if (!tree.is_object() || !tree.contains("spec") || !tree["spec"].is_object()) return false;
+  auto& spec = tree["spec"];
+  if (!spec.contains("workingDir") || !spec["workingDir"].is_string()) return false;
   const std::string dir = spec["workingDir"].get<std::string>();
-  if (dir.empty() || dir.front() == '/') return text;
+  if (dir.empty() || dir.front() == '/') return false;
   std::string resolved = (std::filesystem::path(base_dir) / dir).lexically_normal().string();
   while (resolved.size() > 1 && resolved.back() == '/') resolved.pop_back();
   spec["workingDir"] = resolved;
+  return true;
+}
+
+}  // namespace
+
+std::string WithAbsoluteWorkingDir(const std::string& text, const std::string& base_dir) {
+  auto tree = ParseDocument(text);
+  if (!tree || !ResolveWorkingDir(*tree, base_dir)) return text;
+  return DumpJson(*tree);
+}
+
+std::string SubmissionBody(const std::string& text, const std::string& base_dir) {
+  if (text.size() > kMaxSpecBytes || FirstInvalidUtf8(text) || text.find('\0') != std::string::npos)
+    return text;
+  auto tree = ParseDocument(text);
+  if (!tree || !tree->is_object()) return text;
+  ResolveWorkingDir(*tree, base_dir);
   return DumpJson(*tree);
 }
 

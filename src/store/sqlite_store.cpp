@@ -320,6 +320,12 @@ Status SqliteStore::Exec(const char* sql) {
   return {};
 }
 
+Status SqliteStore::ExecPrepared(const char* sql) {
+  Stmt st(statements_, db_, sql);
+  if (!st.Run()) return IoError("store " + path_ + ": " + st.error());
+  return {};
+}
+
 bool SqliteStore::TableHasColumn(const std::string& table, const std::string& column) {
   Stmt st(statements_, db_, "SELECT name FROM pragma_table_info(?)");
   st.Text(1, table);
@@ -512,13 +518,13 @@ Result<std::vector<EventRecord>> SqliteStore::Commit(const Change& change) {
   if (options_.read_only) return FailedPrecondition("store " + path_ + " is open read-only");
   std::lock_guard lock(mu_);
   std::vector<EventRecord> events;
-  if (auto s = Exec("BEGIN IMMEDIATE"); !s) return std::unexpected(s.error());
+  if (auto s = ExecPrepared("BEGIN IMMEDIATE"); !s) return std::unexpected(s.error());
   if (auto s = ApplyLocked(change, events); !s) {
-    (void)Exec("ROLLBACK");
+    (void)ExecPrepared("ROLLBACK");
     return std::unexpected(s.error());
   }
-  if (auto s = Exec("COMMIT"); !s) {
-    (void)Exec("ROLLBACK");
+  if (auto s = ExecPrepared("COMMIT"); !s) {
+    (void)ExecPrepared("ROLLBACK");
     return std::unexpected(s.error());
   }
   if (!events.empty() && ++commits_since_prune_ >= 1000) {
@@ -663,14 +669,14 @@ Result<std::vector<EventRecord>> SqliteStore::EventsSince(std::int64_t after, in
 
 Status SqliteStore::Probe() {
   std::lock_guard lock(mu_);
-  if (auto s = Exec("BEGIN IMMEDIATE"); !s) return s;
+  if (auto s = ExecPrepared("BEGIN IMMEDIATE"); !s) return s;
   Stmt st(statements_, db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('probe_ms', ?)");
   if (!st.Text(1, std::to_string(NowMs())).Run()) {
-    (void)Exec("ROLLBACK");
+    (void)ExecPrepared("ROLLBACK");
     return StatementError(st, "store " + path_);
   }
-  if (auto s = Exec("COMMIT"); !s) {
-    (void)Exec("ROLLBACK");
+  if (auto s = ExecPrepared("COMMIT"); !s) {
+    (void)ExecPrepared("ROLLBACK");
     return s;
   }
   return {};

@@ -59,6 +59,8 @@ class SqliteStore final : public Store {
  private:
   SqliteStore() = default;
   Status Exec(const char* sql);
+  // One statement, prepared once and kept (BEGIN, COMMIT and ROLLBACK run at every commit).
+  Status ExecPrepared(const char* sql);
   // Whether `table` has `column` (tests and older builds may have added it already).
   bool TableHasColumn(const std::string& table, const std::string& column);
   Status CreateSchema();

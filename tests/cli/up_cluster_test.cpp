@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <map>
 
 #include "agent/agent.h"
 #include "agent/gpu_inventory.h"
@@ -48,6 +49,19 @@ void RegisterPlanNodes(Controller& controller, const ClusterUpPlan& plan) {
     reg.memory_mib = 512 * 1024;
     reg.topology = n.topology;
     ASSERT_TRUE(controller.Register(reg)) << n.name;
+  }
+}
+
+// The agent's reports of a task that ran and exited.
+void EndTask(Controller& controller, const Json& task) {
+  for (ReportedState state : {ReportedState::kRunning, ReportedState::kExited}) {
+    HeartbeatRequest beat;
+    TaskReport report;
+    report.task_id = task["id"].get<std::int64_t>();
+    report.state = state;
+    report.pid = 100;
+    beat.tasks.push_back(report);
+    ASSERT_TRUE(controller.Heartbeat(task["node"].get<std::string>(), beat, 0));
   }
 }
 
@@ -176,22 +190,13 @@ TEST(UpClusterTest, ALiveRunExportedAndReplayedBindsEveryUnitOnTheSameNodes) {
     ASSERT_EQ(controller.RunSchedulingCycle(), 4);
     now += 1000;
     // "one" ends: its GPU is free for the next cycle, live and in the replay.
-    const Json task = (*controller.GetJob("default", "one"))["taskList"][0];
-    const std::string node = task["node"];
-    const auto id = task["id"].get<std::int64_t>();
-    for (ReportedState state : {ReportedState::kRunning, ReportedState::kExited}) {
-      HeartbeatRequest beat;
-      TaskReport report;
-      report.task_id = id;
-      report.state = state;
-      report.pid = 100;
-      beat.tasks.push_back(report);
-      ASSERT_TRUE(controller.Heartbeat(node, beat, 0));
-    }
+    EndTask(controller, (*controller.GetJob("default", "one"))["taskList"][0]);
     submit(
         "apiVersion: tessera/v1\nkind: TrainingJob\nmetadata: {name: late}\n"
         "spec: {workers: 1, gpusPerWorker: 8, command: [true]}\n");
-    ASSERT_EQ(controller.RunSchedulingCycle(), 1);
+    ASSERT_EQ(controller.RunSchedulingCycle(), 1)
+        << (*controller.GetJob("default", "fill")).dump(1).substr(0, 3000)
+        << (*controller.GetJob("default", "urgent")).dump(1);
     now += 500;
     auto out = controller.Export();
     ASSERT_TRUE(out) << out.error().error.message;
@@ -233,6 +238,89 @@ TEST(UpClusterTest, ALiveRunExportedAndReplayedBindsEveryUnitOnTheSameNodes) {
   }
   EXPECT_NE(ReadLiveExport(bad_record).error().message.find(".message.cycle: missing"),
             std::string::npos);
+}
+
+// With priority preemption: a job of priority 10 on a full cluster preempts a victim, live
+// and in the replay the same one for the same job, and starts on its GPUs (live once the
+// victim has exited, a cycle later; in the simulator at once).
+TEST(UpClusterTest, APreemptionReplaysWithTheSameVictimAndNodes) {
+  auto plan = PlanClusterUp(kTwoLeaf, 0);
+  ASSERT_TRUE(plan) << plan.error().message;
+  char tmpl[] = "/tmp/tessera-up-preempt-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::atomic<Tick> now{1'000'000};
+  Json exported;
+  {
+    auto store = SqliteStore::Open(dir + "/state.db");
+    ASSERT_TRUE(store);
+    ControllerOptions options;
+    options.topology_levels = plan->levels;
+    options.now = [&now] { return now.load(); };
+    options.scheduler.priority_preemption = true;
+    auto c = Controller::Create(store->get(), options);
+    ASSERT_TRUE(c) << c.error().message;
+    Controller& controller = **c;
+    RegisterPlanNodes(controller, *plan);
+    for (const char* spec : {"apiVersion: tessera/v1\nkind: BatchJob\nmetadata: {name: fill}\n"
+                             "spec: {tasks: 7, gpusPerTask: 8, command: [true]}\n",
+                             "apiVersion: tessera/v1\nkind: TrainingJob\nmetadata: {name: low}\n"
+                             "spec: {workers: 1, gpusPerWorker: 8, command: [true]}\n"}) {
+      ASSERT_TRUE(controller.Submit(spec));
+    }
+    ASSERT_EQ(controller.RunSchedulingCycle(), 8);
+    std::map<std::string, HeartbeatRequest> running;  // what each agent runs and reports
+    for (const auto& n : plan->nodes.nodes) {
+      auto reply = controller.Heartbeat(n.name, {}, 0);
+      ASSERT_TRUE(reply);
+      for (const auto& run : reply->run) {
+        TaskReport report;
+        report.task_id = run.task_id;
+        report.state = ReportedState::kRunning;
+        report.pid = 100;
+        running[n.name].tasks.push_back(report);
+      }
+      ASSERT_TRUE(controller.Heartbeat(n.name, running[n.name], 0));
+    }
+    now += 1000;
+    ASSERT_TRUE(
+        controller.Submit("apiVersion: tessera/v1\nkind: TrainingJob\nmetadata: {name: urgent}\n"
+                          "spec: {priority: 10, workers: 1, gpusPerWorker: 8, command: [true]}\n"));
+    ASSERT_EQ(controller.RunSchedulingCycle(), 0) << "the victim is stopped first";
+    now += 200;
+    // The victim's agent is told to stop it, and reports it gone.
+    int stopped = 0;
+    for (const auto& n : plan->nodes.nodes) {
+      auto reply = controller.Heartbeat(n.name, running[n.name], 0);
+      ASSERT_TRUE(reply);
+      for (const auto& stop : reply->stop) {
+        EndTask(controller, {{"id", stop.task_id}, {"node", n.name}});
+        ++stopped;
+      }
+    }
+    ASSERT_EQ(stopped, 1);
+    ASSERT_EQ(controller.RunSchedulingCycle(), 1);
+    now += 500;
+    auto out = controller.Export();
+    ASSERT_TRUE(out) << out.error().error.message;
+    exported = std::move(*out);
+  }
+  std::filesystem::remove_all(dir);
+
+  auto live = ReadLiveExport(exported);
+  ASSERT_TRUE(live) << live.error().message;
+  auto replay = RunReplay(live->cluster, live->jobs, live->options);
+  ASSERT_TRUE(replay) << replay.error().message;
+  const ExportComparison c = CompareWithLive(*live, *replay);
+  const std::string why = ExportComparisonJson(*live, c).dump(2);
+  EXPECT_EQ(c.preemptions.live, 1) << why;
+  EXPECT_EQ(c.preemptions.agree, 1) << why;
+  EXPECT_EQ(c.binds.live, 9) << why;
+  EXPECT_EQ(c.binds.agree, 9) << why;
+  const UnitComparison& urgent = c.units.back();
+  ASSERT_EQ(live->names[urgent.unit], "default/urgent");
+  EXPECT_EQ(urgent.simulated_nodes, urgent.live_nodes);
+  EXPECT_EQ(urgent.live_bound - urgent.simulated_bound, 200) << "live waited for the victim";
 }
 
 TEST(UpClusterTest, AFileThatContradictsTheClusterIsRefused) {

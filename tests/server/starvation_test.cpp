@@ -2,7 +2,8 @@
 // A controller no client can starve (issue 18, part 6), on the real binaries over loopback:
 // 140 half-sent requests while an agent pauses longer than the keep-alive timeout do not get
 // its node declared lost; 200 long-polls do not delay a health check, and are all answered
-// when an event arrives; a request whose headers never end is answered 408 at its deadline;
+// when an event arrives; a request whose headers never end is answered 408 at its deadline, a
+// kept-alive connection idle past its timeout is closed;
 // a long-poll without a valid token is answered 401 at once (never parked), and parked
 // long-polls beyond --max-long-polls answer the oldest at once.
 #include <arpa/inet.h>
@@ -70,6 +71,47 @@ long HealthzMs(const std::string& url, int limit_s) {
   auto r = client.Get("/v1/healthz");
   if (!r || r->status != 200) return -1;
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+}
+
+// The `answers` responses that arrive in turn on `fd` within `ms`, or what came before the
+// peer closed or the time was up.
+std::string ReadAnswers(int fd, int answers, int ms) {
+  std::string out;
+  const auto complete = [&] {
+    std::size_t at = 0;
+    for (int i = 0; i < answers; ++i) {
+      const auto end = out.find("\r\n\r\n", at);
+      const auto len_at = out.find("Content-Length: ", at);
+      if (end == std::string::npos || len_at == std::string::npos || len_at > end) return false;
+      at = end + 4 + std::stoul(out.substr(len_at + 16, out.find("\r\n", len_at) - len_at - 16));
+      if (out.size() < at) return false;
+    }
+    return true;
+  };
+  const auto deadline = Clock::now() + std::chrono::milliseconds(ms);
+  while (Clock::now() < deadline && !complete()) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 50) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+// Milliseconds until the peer closes `fd` (reading and dropping what comes); -1 after `ms`.
+long MsUntilClosed(int fd, int ms) {
+  const auto start = Clock::now();
+  while (Clock::now() - start < std::chrono::milliseconds(ms)) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 20) <= 0) continue;
+    char buf[4096];
+    if (::recv(fd, buf, sizeof buf, 0) <= 0) {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    }
+  }
+  return -1;
 }
 
 struct Sockets {
@@ -191,7 +233,9 @@ TEST(StarvationTest, UnauthenticatedLongPollsAreRefusedAtOnceAndParkedOnesAreCap
 
 TEST(StarvationTest, HeadersThatNeverEndAreAnswered408AtTheirDeadline) {
   Watchdog watchdog(30s, "deadline test");
-  LiveCluster c({.agents = 1, .controller_args = {"--header-timeout", "1", "--body-timeout", "1"}});
+  LiveCluster c({.agents = 1,
+                 .controller_args = {"--header-timeout", "1", "--body-timeout", "1",
+                                     "--idle-timeout", "0.5"}});
   ASSERT_TRUE(c.WaitForReadyNodes(1)) << c.Logs();
   const auto start = Clock::now();
   Sockets s;
@@ -211,6 +255,20 @@ TEST(StarvationTest, HeadersThatNeverEndAreAnswered408AtTheirDeadline) {
   s.fds.push_back(big);
   EXPECT_TRUE(ReadFor(big, 3000).starts_with("HTTP/1.1 413"));
   EXPECT_GE(HealthzMs(c.url(), 2), 0);
+  // A kept-alive connection: two requests sent at once are answered in turn, a later one too
+  // (a worker that answered watches the connection again itself), and once idle past
+  // --idle-timeout it is closed, though the event loop was not woken when it went idle.
+  const std::string get = "GET /v1/healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  const int kept = ConnectAndSend(PortOf(c.url()), get + get);
+  s.fds.push_back(kept);
+  const std::string two = ReadAnswers(kept, 2, 3000);
+  ASSERT_TRUE(two.starts_with("HTTP/1.1 200")) << two;
+  EXPECT_NE(two.find("HTTP/1.1 200", 1), std::string::npos) << two;
+  ASSERT_EQ(::send(kept, get.data(), get.size(), MSG_NOSIGNAL), static_cast<ssize_t>(get.size()));
+  EXPECT_TRUE(ReadAnswers(kept, 1, 3000).starts_with("HTTP/1.1 200"));
+  const long closed_ms = MsUntilClosed(kept, 3000);
+  EXPECT_GE(closed_ms, 300);
+  EXPECT_LE(closed_ms, 1500);
 }
 
 }  // namespace

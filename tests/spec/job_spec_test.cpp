@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "spec/document.h"
+#include "spec/submission_body.h"
 #include "spec/text.h"
 
 namespace tessera {
@@ -189,6 +190,23 @@ TEST(JobSpecTest, ARelativeWorkingDirIsTheSubmittersDirectory) {
       "  command: [x]\n");
   EXPECT_EQ(WithAbsoluteWorkingDir(abs, "/w"), abs);
   EXPECT_EQ(WithAbsoluteWorkingDir("spec: [unclosed", "/w"), "spec: [unclosed");
+}
+
+TEST(JobSpecTest, TheSubmittedBodyIsTheSameTreeAsJsonOrTheTextItself) {
+  const std::string yaml = Training(
+      "  workers: 2\n  gpusPerWorker: 1\n  workingDir: app\n  command: [x]\n  env: {A: \"1\"}\n");
+  const std::string body = SubmissionBody(yaml, "/w");
+  ASSERT_TRUE(body.starts_with('{')) << body;
+  auto from_yaml = ParseJobSpec(WithAbsoluteWorkingDir(yaml, "/w"));
+  auto from_body = ParseJobSpec(body);
+  ASSERT_TRUE(from_yaml.has_value() && from_body.has_value()) << body;
+  EXPECT_EQ(JobSpecToJson(*from_body), JobSpecToJson(*from_yaml));
+  // Invalid input reaches the controller as it was written, for its error with line and column.
+  EXPECT_EQ(SubmissionBody("spec: [unclosed", "/w"), "spec: [unclosed");
+  EXPECT_EQ(SubmissionBody("kind: \xff\n", "/w"), "kind: \xff\n");
+  // A spec that parses but is invalid gets the same error either way.
+  const std::string bad = Training("  workers: -3\n  gpusPerWorker: 1\n  command: [x]\n");
+  EXPECT_EQ(ErrorsOf(SubmissionBody(bad, "/w")), ErrorsOf(bad));
 }
 
 TEST(JobSpecTest, NegativeAndAbsurdSizesNameTheField) {
