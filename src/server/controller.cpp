@@ -75,10 +75,9 @@ nlohmann::json Controller::Health() {
   return health;
 }
 
-std::int64_t Controller::LastEventSeq() {
-  std::lock_guard lock(core_.mu);
-  return core_.state.last_seq;
-}
+// The event feed's, not the state's: the front end's event thread asks on every long-poll and
+// every commit, and must not wait for a scheduling cycle's lock (event_feed.h).
+std::int64_t Controller::LastEventSeq() { return core_.event_feed.last_seq(); }
 
 void Controller::SetCommitListener(std::function<void()> listener) {
   std::lock_guard lock(core_.mu);

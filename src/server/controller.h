@@ -92,6 +92,7 @@ class Controller {
   void RefreshMetrics() { metrics_view_.Refresh(); }
   ControllerMetrics& metrics() { return core_.metrics; }
   // The sequence number of the last event: what a parked /v1/events long-poll waits beyond.
+  // Without the controller's lock.
   std::int64_t LastEventSeq();
   // Called (with the controller's lock held: it must not block or call back) after every
   // commit; null to stop. The HTTP front end releases parked long-polls on it.

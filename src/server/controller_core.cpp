@@ -19,7 +19,7 @@ Tick WallClockMs() {
 }  // namespace
 
 ControllerCore::ControllerCore(Store* store, ControllerOptions options)
-    : store_(store), options_(std::move(options)) {
+    : event_feed(options.events_in_memory), store_(store), options_(std::move(options)) {
   if (!options_.now) options_.now = WallClockMs;
 }
 
@@ -82,6 +82,7 @@ Status ControllerCore::LoadLocked() {
                                         static_cast<int>(keep))) {
     state.events.assign(recent->begin(), recent->end());
   }
+  event_feed.Reset(state.events, state.last_seq);
   return {};
 }
 
@@ -100,6 +101,7 @@ Status ControllerCore::CommitLocked(ChangeBuilder& change) {
   }
   store_error.clear();
   state.Apply(change, std::move(*events), options_.events_in_memory);
+  event_feed.AppendNew(state.events, state.last_seq);
   PublishLocked();
   changed.notify_all();
   if (on_commit) on_commit();

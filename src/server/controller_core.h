@@ -16,6 +16,7 @@
 #include "server/controller_metrics.h"
 #include "server/controller_options.h"
 #include "server/controller_state.h"
+#include "server/event_feed.h"
 #include "server/published_status.h"
 #include "store/store.h"
 
@@ -61,6 +62,7 @@ class ControllerCore {
   bool stopping = false;                   // under mu
   ControllerMetrics metrics;               // its own lock, never mu (controller_metrics.h)
   PublishedStatus published;               // its own lock, never mu
+  EventFeed event_feed;                    // its own lock, never mu; the last events committed
   // Why the store last failed to commit (cleared by the next success): healthz is 503 meanwhile.
   std::string store_error;          // under mu
   std::function<void()> on_commit;  // under mu; after every commit (see Controller)

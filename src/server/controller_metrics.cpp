@@ -183,11 +183,14 @@ std::string ApiRouteLabel(std::string_view path) {
   const std::string_view top = s[1];
   if (s.size() == 2) {
     for (const char* known :
-         {"healthz", "status", "jobs", "release", "nodes", "queues", "events"}) {
+         {"healthz", "status", "jobs", "release", "nodes", "queues", "events", "usage"}) {
       if (top == known) return "/v1/" + std::string(top);
     }
     return "other";
   }
+  // The dashboard's own listings (ui_routes.h).
+  if (s.size() == 3 && top == "nodes" && s[2] == "changes") return "/v1/nodes/changes";
+  if (s.size() == 3 && top == "queues" && s[2] == "history") return "/v1/queues/history";
   if (top == "jobs") return "/v1/jobs/{job}";
   if (top == "logs") return "/v1/logs/{job}";
   if (top == "exec") return "/v1/exec/{job}";

@@ -1,28 +1,15 @@
 #include "server/node_changes.h"
 
+#include <nlohmann/json.hpp>
 #include <set>
+
+#include "spec/document.h"
 
 namespace tessera {
 
-using Json = nlohmann::json;
-
-namespace {
-
-// The fields the dashboard draws (cluster.js), in the row's order.
-Json DashboardRow(const Json& node) {
-  Json row = Json::object();
-  for (const char* key :
-       {"name", "status", "schedulable", "cordoned", "gpuModel", "gpuCount", "gpusAllocated",
-        "gpuAllocatedMilli", "simulated", "gpuUsage", "message"}) {
-    if (auto it = node.find(key); it != node.end()) row[key] = *it;
-  }
-  return row;
-}
-
-}  // namespace
-
-NodeChanges::NodeChanges(std::function<Json()> list_nodes, std::chrono::milliseconds max_age)
-    : list_nodes_(std::move(list_nodes)), max_age_(max_age) {
+NodeChanges::NodeChanges(std::function<std::vector<DashboardNode>()> list_nodes,
+                         std::function<std::int64_t()> version, std::chrono::milliseconds max_age)
+    : list_nodes_(std::move(list_nodes)), version_(std::move(version)), max_age_(max_age) {
   floor_ = generation_ = std::chrono::duration_cast<std::chrono::microseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
@@ -30,16 +17,19 @@ NodeChanges::NodeChanges(std::function<Json()> list_nodes, std::chrono::millisec
 
 void NodeChanges::RefreshLocked() {
   const auto now = std::chrono::steady_clock::now();
-  if (refreshed_ && now - *refreshed_ < max_age_) return;
+  // Read before the rows: a change committed while they are read moves it again.
+  const std::int64_t version = version_();
+  if (refreshed_ && version == refreshed_version_ && now - *refreshed_ < max_age_) return;
   refreshed_ = now;
+  refreshed_version_ = version;
   std::set<std::string> seen;
-  for (const auto& node : list_nodes_()) {
-    Json row = DashboardRow(node);
-    const std::string name = row.value("name", "");
-    seen.insert(name);
-    auto it = rows_.find(name);
-    if (it != rows_.end() && it->second.view == row) continue;
-    rows_.insert_or_assign(name, Row{std::move(row), ++generation_});
+  for (auto& node : list_nodes_()) {
+    seen.insert(node.name);
+    auto it = rows_.find(node.name);
+    if (it != rows_.end() && it->second.node == node) continue;
+    std::string json = DumpJson(DashboardNodeJson(node));
+    std::string name = node.name;
+    rows_.insert_or_assign(std::move(name), Row{std::move(node), std::move(json), ++generation_});
   }
   for (auto it = rows_.begin(); it != rows_.end();) {
     if (seen.contains(it->first)) {
@@ -55,24 +45,27 @@ void NodeChanges::RefreshLocked() {
   }
 }
 
-Json NodeChanges::Since(std::int64_t since) {
+std::string NodeChanges::Since(std::int64_t since) {
   std::lock_guard lock(mu_);
   RefreshLocked();
   const bool full = since < floor_ || since > generation_;
-  Json nodes = Json::array();
+  std::string out = "{\"generation\":" + std::to_string(generation_) +
+                    ",\"full\":" + (full ? "true" : "false") + ",\"nodes\":[";
+  bool first = true;
   for (const auto& [name, row] : rows_) {
-    if (full || row.generation > since) nodes.push_back(row.view);
+    if (!full && row.generation <= since) continue;
+    if (!first) out += ',';
+    out += row.json;
+    first = false;
   }
-  Json removed = Json::array();
+  nlohmann::json removed = nlohmann::json::array();
   if (!full) {
     for (const auto& [generation, name] : removed_) {
       if (generation > since) removed.push_back(name);
     }
   }
-  return {{"generation", generation_},
-          {"full", full},
-          {"nodes", std::move(nodes)},
-          {"removed", std::move(removed)}};
+  out += "],\"removed\":" + DumpJson(removed) + "}";
+  return out;
 }
 
 }  // namespace tessera

@@ -16,6 +16,7 @@ std::shared_ptr<const StatusFigures> StatusFiguresOfLocked(const ControllerState
   for (const auto& [name, q] : state.queues) f->queues[name];
   f->queue_tree = state.queue_tree;
   f->nodes = state.nodes.size();
+  f->node_generation = state.node_generation;
   for (const auto& [name, ns] : state.nodes) f->ready_nodes += ns.rec.status == NodeStatus::kReady;
   f->cycles = state.cycles;
   f->last_event_seq = state.last_seq;

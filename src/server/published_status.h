@@ -30,6 +30,7 @@ struct StatusFigures {
   std::map<std::string, QueueUsage> queues;
   std::shared_ptr<const QueueTree> queue_tree;  // the last cycle's (ControllerState::queue_tree)
   std::size_t nodes = 0;
+  std::uint64_t node_generation = 0;  // ControllerState::node_generation
   int ready_nodes = 0;
   std::uint64_t cycles = 0;
   std::int64_t last_event_seq = 0;

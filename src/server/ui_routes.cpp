@@ -20,7 +20,8 @@ namespace tessera {
 namespace {
 
 constexpr std::chrono::milliseconds kQueueSampleInterval{5000};
-constexpr std::chrono::milliseconds kNodeListingMaxAge{200};
+// Without an event, a node's row changes only with its GPUs' use (heartbeats).
+constexpr std::chrono::milliseconds kNodeListingMaxAge{1000};
 
 // The ring and the thread that feeds it, alive as long as the route that reads them.
 struct QueueHistory {
@@ -93,12 +94,13 @@ void AddUiRoutes(httplib::Server& server, Controller& controller, const AgentCli
     if (!since) return;
     SendJson(res, 200, history->ring.Since(*since, history->sampler.interval()));
   });
-  auto nodes = std::make_shared<NodeChanges>([&controller] { return controller.ListNodes(); },
-                                             kNodeListingMaxAge);
+  auto nodes = std::make_shared<NodeChanges>(
+      [&controller] { return controller.users().DashboardNodes(); },
+      [&controller] { return controller.users().PublishedEventSeq(); }, kNodeListingMaxAge);
   server.Get("/v1/nodes/changes", [nodes](const httplib::Request& req, httplib::Response& res) {
     auto since = IntParam(req, res, "since", 0, 0, INT64_MAX);
     if (!since) return;
-    SendJson(res, 200, nodes->Since(*since));
+    res.set_content(nodes->Since(*since) + "\n", "application/json; charset=utf-8");
   });
 }
 

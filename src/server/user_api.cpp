@@ -367,21 +367,33 @@ Json UserApi::ListNodes() {
   return NodesView(core_.state, core_.Now());
 }
 
-Json UserApi::ListQueues() {
-  Resources capacity;
-  std::map<std::string, QueueUsage> usage;
-  std::shared_ptr<const QueueTree> built;
+std::vector<DashboardNode> UserApi::DashboardNodes() {
+  auto lock = LockMeasured(core_.mu);
+  return DashboardNodesLocked(core_.state);
+}
+
+std::int64_t UserApi::PublishedEventSeq() const { return core_.published.Get()->last_event_seq; }
+
+Resources UserApi::CapacityAt(std::uint64_t node_generation) {
   {
-    // Counts kept as jobs change (job_index.h): copied, not gathered from every job.
-    auto lock = LockMeasured(core_.mu);
-    capacity = ClusterCapacity(*RegisteredClusterLocked());
-    usage = core_.state.index.usage();
-    for (const auto& [name, q] : core_.state.queues) usage[name];
-    built = core_.state.queue_tree;
+    std::lock_guard cached(capacity_mu_);
+    if (capacity_generation_ == node_generation) return capacity_;
   }
-  // The rows (the tree resolved against the capacity) without the lock.
+  auto lock = LockMeasured(core_.mu);
+  const Resources capacity = ClusterCapacity(*RegisteredClusterLocked());
+  std::lock_guard cached(capacity_mu_);  // always after core_.mu, never before it
+  capacity_generation_ = core_.state.node_generation;
+  capacity_ = capacity;
+  return capacity;
+}
+
+Json UserApi::ListQueues() {
+  // Counts kept as jobs change (job_index.h), as published after the last commit or cycle.
+  const auto f = core_.published.Get();
+  const Resources capacity = CapacityAt(f->node_generation);
+  // The rows: the tree resolved against the capacity.
   const auto& tree = core_.options().queues;
-  return QueueRows(tree ? &*tree : nullptr, built.get(), capacity, usage);
+  return QueueRows(tree ? &*tree : nullptr, f->queue_tree.get(), capacity, f->queues);
 }
 
 Json UserApi::ServerStatus() {
@@ -408,30 +420,43 @@ Json UserApi::ServerStatus() {
   return status;
 }
 
+namespace {
+
+Json EventsAnswer(const std::vector<EventRecord>& page, std::int64_t since, std::int64_t last_seq) {
+  Json events = Json::array();
+  for (const auto& e : page) events.push_back(EventJson(e));
+  const std::int64_t next = page.empty() ? since : page.back().seq;
+  return Json{{"events", std::move(events)}, {"next", next}, {"lastSeq", last_seq}};
+}
+
+}  // namespace
+
 ApiResult<Json> UserApi::Events(std::int64_t since, Tick wait_ms, int limit) {
   limit = std::clamp(limit, 1, 10000);
+  // Without the controller's lock when there is no need to wait (event_feed.h).
+  if (wait_ms <= 0 || core_.event_feed.last_seq() > since) {
+    if (auto page = core_.event_feed.Since(since, limit))
+      return EventsAnswer(page->events, since, page->last_seq);
+  }
   auto lock = LockMeasured(core_.mu);
   const auto& state = core_.state;
   if (state.last_seq <= since && wait_ms > 0) {
     core_.changed.wait_for(lock, std::chrono::milliseconds(wait_ms),
                            [&] { return core_.stopping || state.last_seq > since; });
   }
-  Json events = Json::array();
   if (!state.events.empty() && state.events.front().seq > since + 1) {
     // Older than memory holds: read them from the store.
     auto older = core_.store().EventsSince(since, limit);
     if (!older) return std::unexpected(ApiErr(older.error()));
-    for (const auto& e : *older) events.push_back(EventJson(e));
-  } else {
-    for (const auto& e : state.events) {
-      if (e.seq <= since) continue;
-      events.push_back(EventJson(e));
-      if (static_cast<int>(events.size()) >= limit) break;
-    }
+    return EventsAnswer(*older, since, state.last_seq);
   }
-  std::int64_t next = since;
-  if (!events.empty()) next = events.back()["seq"].get<std::int64_t>();
-  return Json{{"events", std::move(events)}, {"next", next}, {"lastSeq", state.last_seq}};
+  std::vector<EventRecord> page;
+  for (const auto& e : state.events) {
+    if (e.seq <= since) continue;
+    page.push_back(e);
+    if (static_cast<int>(page.size()) >= limit) break;
+  }
+  return EventsAnswer(page, since, state.last_seq);
 }
 
 ApiResult<LogLocation> UserApi::FindLog(const std::string& queue, const std::string& name, int rank,

@@ -18,6 +18,7 @@
 
 #include "server/api_error.h"
 #include "server/controller_core.h"
+#include "server/dashboard_nodes.h"
 #include "server/job_views.h"
 #include "server/submit_fit.h"
 #include "spec/label_selector.h"
@@ -84,6 +85,12 @@ class UserApi {
   // Deletes a finished job's records.
   ApiResult<nlohmann::json> Purge(const std::string& queue, const std::string& name);
   nlohmann::json ListNodes();
+  // What the dashboard draws of every node (dashboard_nodes.h): copied under the lock, no JSON.
+  std::vector<DashboardNode> DashboardNodes();
+  // The last event's sequence number as last published (published_status.h): no lock waited.
+  std::int64_t PublishedEventSeq() const;
+  // The queue rows from the figures published after the last commit (no wait for a scheduling
+  // cycle's lock), and the cluster's capacity, read under the lock only when nodes changed shape.
   nlohmann::json ListQueues();
   nlohmann::json ServerStatus();
   // Events with seq > `since`; waits up to `wait_ms` for one when there are none.
@@ -143,6 +150,13 @@ class UserApi {
   ControllerCore& core_;
   std::set<std::string> leaf_queues_;
   SubmitFitCluster fit_cluster_;  // the registered nodes, for the fit check at submit
+  // The registered nodes' capacity at `node_generation` or later (read again under the lock
+  // only when the generation moved).
+  Resources CapacityAt(std::uint64_t node_generation);
+  // The registered nodes' capacity for /v1/queues, as of a node generation.
+  std::mutex capacity_mu_;
+  std::uint64_t capacity_generation_ = 0;
+  Resources capacity_;
 
   // Group commit of submissions. A submitter that finds no commit in flight leads one for
   // everything queued; the others queue and sleep. The leader, its commit done, hands the lead

@@ -141,6 +141,10 @@ TEST(ApiRouteLabelTest, PathsBecomeTheirRoutePatterns) {
   EXPECT_EQ(ApiRouteLabel("/v1/agents/node-0/tasks/17/status"),
             "/v1/agents/{node}/tasks/{task}/status");
   EXPECT_EQ(ApiRouteLabel("/metrics"), "/metrics");
+  // The dashboard's routes, each its own label.
+  EXPECT_EQ(ApiRouteLabel("/v1/nodes/changes?since=17"), "/v1/nodes/changes");
+  EXPECT_EQ(ApiRouteLabel("/v1/queues/history?sinceMs=0"), "/v1/queues/history");
+  EXPECT_EQ(ApiRouteLabel("/v1/usage"), "/v1/usage");
   // Anything else is one label, so that random paths cannot grow the series.
   EXPECT_EQ(ApiRouteLabel("/v1/nonsense"), "other");
   EXPECT_EQ(ApiRouteLabel("/etc/passwd"), "other");

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "server/controller.h"
+#include "server/event_feed.h"
 #include "server/http_api.h"
 #include "server/node_changes.h"
 #include "server/queue_history.h"
@@ -213,35 +214,89 @@ TEST_F(UiRoutesTest, JobsNewestFirstKeepTheNewestUnderALimit) {
   EXPECT_NE(bad->body.find("order: expected oldest or newest"), std::string::npos) << bad->body;
 }
 
-// A node's heartbeat age is no change; an allocation, a cordon, a new node and a removed one are.
+// Rows are read again when the version moved (or they are max_age old); an allocation, a
+// cordon, a new node and a removed one are changes, the same rows read again are not.
 TEST(NodeChangesTest, AnswersOnlyWhatChangedSinceAGeneration) {
-  Json listing = Json::array({{{"name", "a"}, {"status", "Ready"}, {"lastHeartbeatAgoMs", 1}},
-                              {{"name", "b"}, {"status", "Ready"}, {"lastHeartbeatAgoMs", 1}}});
-  NodeChanges changes([&] { return listing; }, std::chrono::milliseconds(0));
-  const Json first = changes.Since(0);
+  auto node = [](std::string name) {
+    DashboardNode n;
+    n.name = std::move(name);
+    n.gpu_count = 2;
+    n.gpu_allocated_milli = {0, 0};
+    n.gpu_oversold_milli = {0, 0};
+    return n;
+  };
+  std::vector<DashboardNode> listing = {node("a"), node("b")};
+  std::int64_t version = 1;
+  int reads = 0;
+  NodeChanges changes([&] { return ++reads, listing; }, [&] { return version; },
+                      std::chrono::hours(1));
+  const Json first = Json::parse(changes.Since(0));
   EXPECT_TRUE(first["full"]);
   ASSERT_EQ(first["nodes"].size(), 2u);
-  EXPECT_FALSE(first["nodes"][0].contains("lastHeartbeatAgoMs"));  // not a field the page draws
+  EXPECT_EQ(first["nodes"][0]["gpuOversoldMilli"], Json::array({0, 0}));
   const std::int64_t g1 = first["generation"];
-  listing[0]["lastHeartbeatAgoMs"] = 900;
-  const Json quiet = changes.Since(g1);
+  listing[0].gpu_allocated_milli = {1000, 0};
+  // The version did not move: the rows read before answer (one read for any number of asks).
+  EXPECT_TRUE(Json::parse(changes.Since(g1))["nodes"].empty());
+  EXPECT_EQ(reads, 1);
+  version = 2;
+  listing[0].gpu_allocated_milli = {0, 0};
+  const Json quiet = Json::parse(changes.Since(g1));
+  EXPECT_EQ(reads, 2);
   EXPECT_FALSE(quiet["full"]);
   EXPECT_TRUE(quiet["nodes"].empty()) << quiet.dump();
   EXPECT_EQ(quiet["generation"], g1);
-  listing[1]["cordoned"] = true;
-  listing.push_back({{"name", "c"}, {"status", "Ready"}});
-  listing.erase(0);
-  const Json delta = changes.Since(g1);
+  version = 3;
+  listing[1].cordoned = true;
+  listing[1].gpu_oversold_milli = {0, 800};
+  listing[1].oversold_milli = 800;
+  listing.push_back(node("c"));
+  listing.erase(listing.begin());
+  const Json delta = Json::parse(changes.Since(g1));
   EXPECT_FALSE(delta["full"]);
   ASSERT_EQ(delta["nodes"].size(), 2u) << delta.dump();
   EXPECT_EQ(delta["nodes"][0]["name"], "b");
   EXPECT_EQ(delta["nodes"][0]["cordoned"], true);
+  EXPECT_EQ(delta["nodes"][0]["oversold"], 0.8);
+  EXPECT_EQ(delta["nodes"][0]["gpuOversoldMilli"], Json::array({0, 800}));
   EXPECT_EQ(delta["nodes"][1]["name"], "c");
   EXPECT_EQ(delta["removed"], Json::array({"a"}));
   EXPECT_GT(delta["generation"].get<std::int64_t>(), g1);
   // A generation this controller never gave (another's, or from before it started): in full.
-  EXPECT_TRUE(changes.Since(g1 - 10'000'000)["full"]);
-  EXPECT_TRUE(changes.Since(delta["generation"].get<std::int64_t>() + 1)["full"]);
+  EXPECT_TRUE(Json::parse(changes.Since(g1 - 10'000'000))["full"]);
+  EXPECT_TRUE(Json::parse(changes.Since(delta["generation"].get<std::int64_t>() + 1))["full"]);
+}
+
+// The events after a cursor, a page at a time; a cursor older than the feed holds is for the
+// store (nullopt); one at or past the last event is answered empty, with the last sequence.
+TEST(EventFeedTest, AnswersAfterACursorFromWhatItHolds) {
+  auto event = [](std::int64_t seq) { return EventRecord{seq, seq * 10, "T", "job/q/j", ""}; };
+  std::deque<EventRecord> state = {event(5), event(6), event(7)};
+  EventFeed feed(4);
+  feed.Reset(state, 7);
+  EXPECT_FALSE(feed.Since(3, 10)) << "event 4 is not held";
+  auto page = feed.Since(4, 2);
+  ASSERT_TRUE(page);
+  ASSERT_EQ(page->events.size(), 2u);
+  EXPECT_EQ(page->events[0].seq, 5);
+  EXPECT_EQ(page->events[1].seq, 6);
+  EXPECT_EQ(page->last_seq, 7);
+  state.push_back(event(8));
+  state.push_back(event(9));
+  state.pop_front();
+  feed.AppendNew(state, 9);  // only 8 and 9 are new; the feed keeps 4: 6..9
+  EXPECT_EQ(feed.last_seq(), 9);
+  EXPECT_FALSE(feed.Since(4, 10));
+  page = feed.Since(5, 10);
+  ASSERT_TRUE(page);
+  ASSERT_EQ(page->events.size(), 4u);
+  EXPECT_EQ(page->events.front().seq, 6);
+  EXPECT_EQ(page->events.back().seq, 9);
+  page = feed.Since(9, 10);
+  ASSERT_TRUE(page);
+  EXPECT_TRUE(page->events.empty());
+  EXPECT_EQ(page->last_seq, 9);
+  EXPECT_TRUE(feed.Since(40, 10)->events.empty()) << "another controller's cursor";
 }
 
 TEST(QueueShareHistoryTest, SamplesAlignedPerQueueInABoundedRing) {
@@ -294,6 +349,8 @@ TEST_F(UiRoutesTest, QueueHistoryAndNodeChangesRoutes) {
   ASSERT_EQ(f["nodes"].size(), 1u);
   EXPECT_EQ(f["nodes"][0]["name"], "node-a");
   EXPECT_EQ(f["nodes"][0]["gpuAllocatedMilli"].size(), 4u);
+  EXPECT_EQ(f["nodes"][0]["gpuOversoldMilli"], Json::array({0, 0, 0, 0}));
+  EXPECT_EQ(f["nodes"][0]["oversold"], 0.0);
   auto none = client_->Get(
       ("/v1/nodes/changes?since=" + std::to_string(f["generation"].get<std::int64_t>())).c_str());
   ASSERT_TRUE(none);

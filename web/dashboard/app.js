@@ -1,19 +1,22 @@
 // The dashboard's main module: the first load (status, nodes, queues and their history, jobs at
 // once), then the event stream drives every update: each batch of events asks for the listings
 // it touches again (coalesced, so a burst costs one fetch of each; nodes as the changes since the
-// last answer, not the whole list). Nothing reloads the page. Nodes are also read every few
-// seconds (a heartbeat that stops is no event until the node is lost), the GPUs' use every few
-// seconds (it is measured by the agents, not an event), and the controller's new samples of the
-// queues' dominant share as it takes them.
+// last answer, not the whole list; jobs only when an event is of a job the table lists or
+// changes which jobs it lists). Nothing reloads the page. Nodes and jobs are also read every few
+// seconds (a heartbeat that stops is no event until the node is lost; a pending job's reason
+// changes with the free GPUs), the GPUs' use every few seconds (it is measured by the agents,
+// not an event), and the controller's new samples of the queues' dominant share as it takes
+// them.
 import { $, Coalescer } from './util.js';
 import { AuthError, get, setToken, takeTokenFromFragment, token } from './api.js';
 import { applyNodeChanges, initCluster, setUsage } from './cluster.js';
-import { addHistory, lastHistoryMs, setQueues, queueNames } from './queues.js';
-import { initJobs, jobQuery, setJobs, setQueueChoices } from './jobs.js';
+import { addHistory, lastHistoryMs, loadChart, setQueues, queueNames } from './queues.js';
+import { initJobs, jobQuery, setJobs, setQueueChoices, showsJobRow } from './jobs.js';
 import { addEvents, initEvents } from './events.js';
 import { closeJob, initJobPage, openJob, refreshJob, showsJob } from './job_page.js';
 
 const NODE_REFRESH_MS = 5000;
+const JOB_REFRESH_MS = 5000;
 const USAGE_REFRESH_MS = 3000;
 const HISTORY_REFRESH_MS = 5000;
 const POLL_WAIT_S = 20;
@@ -86,24 +89,40 @@ function setLive(on, text) {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Resolves once what was just written to the page has been drawn (the next frame), or after
+// 200 ms (a hidden page draws no frames).
+const painted = () => new Promise((r) => {
+  requestAnimationFrame(() => setTimeout(r, 0));
+  setTimeout(r, 200);
+});
 
 // Applies one batch: the listings it touches are fetched again, then the batch is recorded
 // with the time its fetches had all been rendered. Not awaited by the event loop: the next
 // poll goes out at once, and batches that arrive while a listing is being fetched share its
 // next fetch (a backlog of batches each waiting for its own fetches would delay every later
 // event by all of them).
+// The jobs table changes with an event of a job it shows, or one that adds or removes a job
+// (the newest jobs, of a queue: nothing else changes which jobs those are), or any job event
+// while it is filtered by phase. At 100,000 jobs most events are of jobs it does not show.
+function touchesJobTable(e) {
+  if (!e.object.startsWith('job/')) return false;
+  return e.type === 'JobSubmitted' || e.type === 'JobPurged' || $('f-phase').value !== '' ||
+    showsJobRow(e.object.slice(4));
+}
+
 async function applyBatch(batch) {
   const receivedAt = Date.now();
   addEvents(batch);
-  const touched = new Set();
+  const touched = new Set(['status']);
   for (const e of batch) {
-    touched.add('status');
     if (e.object.startsWith('node/') || e.object.startsWith('job/') || e.type === 'SchedulingCycle') {
-      touched.add('nodes'); touched.add('queues'); touched.add('jobs');
+      touched.add('nodes'); touched.add('queues');
     }
+    if (touchesJobTable(e)) touched.add('jobs');
     if (showsJob(e.object)) touched.add('job');
   }
   await Promise.all([...touched].map((k) => refresh[k].request()));
+  await painted();
   // Timed from the oldest event committed after the page's first load (the ones before it are
   // history it reads, not updates).
   let oldest = Infinity, count = 0;
@@ -150,13 +169,17 @@ async function start() {
   try {
     refresh.history.request();  // the chart draws when its history comes; not part of the render
     const [status] = await Promise.all([loadStatus(), loadNodes(), loadQueues(), loadJobs()]);
+    await painted();
     perf.firstRenderMs = performance.now();
+    loadChart();
     document.body.dataset.ready = 'true';
     $('auth').hidden = true;
     loadUsage().catch(() => {});
     const since = Math.max(0, status.lastEventSeq - RECENT_EVENTS);
     perf.loadedSeq = status.lastEventSeq;
     setInterval(() => refresh.nodes.request(), NODE_REFRESH_MS);
+    // A pending job's message (why it waits) changes with the free GPUs, without its own event.
+    setInterval(() => refresh.jobs.request(), JOB_REFRESH_MS);
     setInterval(() => { if (!document.hidden) refresh.usage.request(); }, USAGE_REFRESH_MS);
     setInterval(() => refresh.history.request(), HISTORY_REFRESH_MS);
     eventLoop(since);

@@ -2,11 +2,14 @@
 // thousands of nodes), and beside it the same nodes as a text table, so that every name and
 // state is in the page as text (searchable, readable by a screen reader and by tests). Nodes come
 // as changes (GET /v1/nodes/changes?since=GEN: everything once, then what changed), so an
-// update at 1,250 nodes redraws the canvas and rewrites only the rows of the nodes that changed.
-import { $, esc, gpus, percent } from './util.js';
+// update at 1,250 nodes redraws the canvas and rewrites only the cells that changed of the
+// nodes that changed. Oversold shares (co-location) are drawn apart from allocation: the lower
+// part of the GPU's cell, and "+N oversold" in the list.
+import { $, chunked, esc, gpus, percent } from './util.js';
 
 const GAP = 3;       // px between nodes
-const COLORS = { free: '#dfe4e9', alloc: '#9ecae1', used: '#1f6fb2', cordoned: '#b8a06a', bad: '#d64545' };
+const COLORS = { free: '#dfe4e9', alloc: '#9ecae1', used: '#1f6fb2', cordoned: '#b8a06a', bad: '#d64545',
+  oversold: '#e39b3a' };
 
 // px per GPU cell: large for a few nodes, small enough for 1,250 x 8 GPUs on one screen.
 const cellSize = (count) => (count <= 100 ? 12 : count <= 400 ? 8 : 5);
@@ -14,18 +17,19 @@ const cellSize = (count) => (count <= 100 ? 12 : count <= 400 ? 8 : 5);
 let nodes = [];                 // by name, as the controller orders them
 const byName = new Map();       // name -> node
 const rowOf = new Map();        // name -> its <tr> in the list
-// "node/gpu" -> {utilization, memoryUsedBytes}: what the controller's feed has (gpuUsage in
-// /v1/nodes: NVML, or what tasks report) first, else the agents' own figure (/v1/usage; for
+// node -> per GPU index {utilization}: what the controller's feed has (gpuUsage in the node
+// rows: NVML, or what tasks report) first, else the agents' own figure (/v1/usage; for
 // simulated GPUs the share their tasks hold).
 let reported = new Map();
 let scraped = new Map();
-const useOf = (node, gpu) => reported.get(node + '/' + gpu) ?? scraped.get(node + '/' + gpu);
+const useOf = (node, gpu) => reported.get(node)?.[gpu] ?? scraped.get(node)?.[gpu];
 let layout = [];        // per node: {x, y, w, h}
 let filter = '';
 
 function indexUsage(n) {
-  for (let g = 0; g < n.gpuCount; g++) reported.delete(n.name + '/' + g);
-  for (const g of n.gpuUsage ?? []) reported.set(n.name + '/' + g.gpu, g);
+  const byGpu = [];
+  for (const g of n.gpuUsage ?? []) byGpu[g.gpu] = g;
+  if (byGpu.length) reported.set(n.name, byGpu); else reported.delete(n.name);
 }
 
 const byNameOrder = (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
@@ -55,10 +59,17 @@ export function applyNodeChanges(doc) {
 // rewritten.
 export function setUsage(doc) {
   const before = scraped;
-  scraped = new Map(doc.gpus.map((g) => [g.node + '/' + g.gpu, g]));
+  scraped = new Map();
+  for (const g of doc.gpus) {
+    if (!scraped.has(g.node)) scraped.set(g.node, []);
+    scraped.get(g.node)[g.gpu] = g;
+  }
   const changed = new Set();
-  for (const [key, g] of scraped) if (before.get(key)?.utilization !== g.utilization) changed.add(key.slice(0, key.lastIndexOf('/')));
-  for (const key of before.keys()) if (!scraped.has(key)) changed.add(key.slice(0, key.lastIndexOf('/')));
+  for (const [node, gs] of scraped) {
+    const old = before.get(node);
+    if (!old || old.length !== gs.length || gs.some((g, i) => old[i]?.utilization !== g?.utilization)) changed.add(node);
+  }
+  for (const node of before.keys()) if (!scraped.has(node)) changed.add(node);
   const note = $('usage-note');
   note.textContent = doc.unreachable.length
     ? 'use unknown for agents ' + doc.unreachable.join(', ')
@@ -87,6 +98,8 @@ function cellColor(n, g) {
   return n.cordoned ? COLORS.cordoned : COLORS.free;
 }
 
+let canvasSize = '';  // "WxH@dpr" of the canvas's bitmap: set again only when it changes
+
 function draw() {
   const canvas = $('grid');
   const width = Math.max(200, canvas.parentElement.clientWidth);
@@ -103,17 +116,31 @@ function draw() {
     rowH = Math.max(rowH, h);
   }
   const height = Math.max(20, y + rowH);
-  canvas.width = width * dpr;
-  canvas.height = height * dpr;
-  canvas.style.height = height + 'px';
+  const size = `${width}x${height}@${dpr}`;
+  if (size !== canvasSize) {
+    canvas.width = width * dpr;
+    canvas.height = height * dpr;
+    canvas.style.height = height + 'px';
+    canvasSize = size;
+  }
   const ctx = canvas.getContext('2d');
-  ctx.scale(dpr, dpr);
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, width, height);
+  // An oversold share (co-location: lent from an online replica's unused share) is the lower
+  // part of its GPU's cell, whatever the GPU's own colour.
+  const lent = Math.max(1, Math.floor((CELL - 1) / 2));
   nodes.forEach((n, i) => {
     const { x: nx, y: ny } = layout[i];
     const cols = Math.max(1, Math.ceil(n.gpuCount / 2));
+    const oversold = n.gpuOversoldMilli || [];
     for (let g = 0; g < n.gpuCount; g++) {
+      const cx = nx + (g % cols) * CELL, cy = ny + Math.floor(g / cols) * CELL;
       ctx.fillStyle = cellColor(n, g);
-      ctx.fillRect(nx + (g % cols) * CELL, ny + Math.floor(g / cols) * CELL, CELL - 1, CELL - 1);
+      ctx.fillRect(cx, cy, CELL - 1, CELL - 1);
+      if (oversold[g] > 0) {
+        ctx.fillStyle = COLORS.oversold;
+        ctx.fillRect(cx, cy + CELL - 1 - lent, CELL - 1, lent);
+      }
     }
     if (n.cordoned) {
       ctx.strokeStyle = COLORS.cordoned;
@@ -130,11 +157,29 @@ function flags(n) {
   return f.join(', ');
 }
 
-function cells(n) {
+// "6/8", or "6/8 +0.8 oversold" (as `tessera get nodes` writes it).
+const allocated = (n) => `${gpus(n.gpusAllocated)}/${n.gpuCount}` +
+  (n.oversold > 0 ? ` +${gpus(n.oversold)} oversold` : '');
+
+// The list's columns: node, status, GPUs allocated, use, model, flags.
+function texts(n) {
   const use = nodeUse(n);
-  return `<td>${esc(n.name)}</td><td class="status-${esc(n.status)}">${esc(n.status)}</td>` +
-    `<td>${gpus(n.gpusAllocated)}/${n.gpuCount}</td><td>${use === null ? '' : percent(use)}</td>` +
-    `<td>${esc(n.gpuModel)}</td><td>${esc(flags(n))}</td>`;
+  return [n.name, n.status, allocated(n), use === null ? '' : percent(use), n.gpuModel, flags(n)];
+}
+
+const rowHtml = (n) => `<div class="tr" role="row" data-node="${esc(n.name)}">` +
+  texts(n).map((t, i) => `<span role="cell"${i === 1 ? ` class="status-${esc(t)}"` : ''}>${esc(t)}</span>`).join('') + '</div>';
+
+// Only the cells whose text changed are written: at 1,250 nodes whose jobs end and start all the
+// time most rows change between two updates, but few of their cells do.
+function updateRow(tr, n) {
+  const t = texts(n);
+  for (let i = 1; i < t.length; i++) {
+    const td = tr.children[i];
+    if (td.textContent === t[i]) continue;
+    td.textContent = t[i];
+    if (i === 1) td.className = 'status-' + t[i];
+  }
 }
 
 const shown = (n, q) => !q || (n.name + ' ' + n.status + ' ' + n.gpuModel + ' ' + flags(n)).toLowerCase().includes(q);
@@ -143,32 +188,34 @@ function table() {
   const q = filter.toLowerCase();
   const rows = [];
   for (const n of nodes) {
-    if (shown(n, q)) rows.push(`<tr data-node="${esc(n.name)}">${cells(n)}</tr>`);
+    if (shown(n, q)) rows.push(rowHtml(n));
   }
-  const body = $('node-table').tBodies[0];
-  body.innerHTML = rows.join('');
+  const body = $('node-table').querySelector('.body');
+  body.innerHTML = chunked(rows);
   rowOf.clear();
-  for (const tr of body.rows) rowOf.set(tr.dataset.node, tr);
+  for (const tr of body.querySelectorAll('[data-node]')) rowOf.set(tr.dataset.node, tr);
 }
 
-// Rewrites the rows of `changed` in place; the whole list when one enters or leaves the filter.
+// Rewrites the changed cells of `changed`'s rows; the whole list when one enters or leaves the
+// filter.
 function updateRows(changed) {
   const q = filter.toLowerCase();
   for (const n of changed) {
     const tr = rowOf.get(n.name);
     if (!tr !== !shown(n, q)) return table();
-    if (tr) tr.innerHTML = cells(n);
+    if (tr) updateRow(tr, n);
   }
 }
 
 function counts() {
-  let total = 0, alloc = 0, ready = 0, cordoned = 0, simulated = 0;
+  let total = 0, alloc = 0, oversold = 0, ready = 0, cordoned = 0, simulated = 0;
   for (const n of nodes) {
-    total += n.gpuCount; alloc += n.gpusAllocated;
+    total += n.gpuCount; alloc += n.gpusAllocated; oversold += n.oversold || 0;
     ready += healthy(n); cordoned += n.cordoned; simulated += n.simulated ? n.gpuCount : 0;
   }
   $('cluster-counts').textContent = `${nodes.length} nodes (${ready} ready, ${cordoned} cordoned), ` +
-    `${gpus(alloc)} of ${total} GPUs allocated` + (simulated ? `, ${simulated} simulated GPUs` : '');
+    `${gpus(alloc)} of ${total} GPUs allocated` + (oversold > 0 ? ` (+${gpus(oversold)} oversold)` : '') +
+    (simulated ? `, ${simulated} simulated GPUs` : '');
 }
 
 function render() { draw(); table(); counts(); }
@@ -188,7 +235,7 @@ export function initCluster() {
     if (!h) { tip.hidden = true; return; }
     const n = h.node, use = nodeUse(n);
     tip.textContent = `${n.name}  ${n.status}${n.cordoned ? ' (cordoned)' : ''}\n` +
-      `${gpus(n.gpusAllocated)}/${n.gpuCount} ${n.gpuModel}${n.simulated ? ' (simulated)' : ''} allocated` +
+      `${allocated(n)} ${n.gpuModel}${n.simulated ? ' (simulated)' : ''} allocated` +
       (use === null ? '' : `, ${percent(use)} in use`);
     tip.style.left = (h.x + 12) + 'px';
     tip.style.top = (h.y + 12) + 'px';

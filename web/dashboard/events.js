@@ -17,19 +17,34 @@ export function eventItem(e) {
     `${objectLink(e.object)} ${esc(e.message)}</li>`;
 }
 
+const SHOWN = 200;
+const hidden = (e) => $('hide-cycles').checked && e.type === 'SchedulingCycle';
+
 function render() {
-  const hide = $('hide-cycles').checked;
   const shown = [];
-  for (let i = events.length - 1; i >= 0 && shown.length < 200; i--) {
-    if (!(hide && events[i].type === 'SchedulingCycle')) shown.push(eventItem(events[i]));
+  for (let i = events.length - 1; i >= 0 && shown.length < SHOWN; i--) {
+    if (!hidden(events[i])) shown.push(eventItem(events[i]));
   }
   $('event-list').innerHTML = shown.join('');
+}
+
+// A batch's events go on top of the list and the oldest beyond SHOWN leave it; the items
+// already there are not written again.
+function prepend(batch) {
+  const added = [];
+  for (let i = batch.length - 1; i >= 0 && added.length < SHOWN; i--) {
+    if (!hidden(batch[i])) added.push(eventItem(batch[i]));
+  }
+  if (!added.length) return;
+  const list = $('event-list');
+  list.insertAdjacentHTML('afterbegin', added.join(''));
+  while (list.children.length > SHOWN) list.lastElementChild.remove();
 }
 
 export function addEvents(batch) {
   events.push(...batch);
   if (events.length > KEEP) events = events.slice(events.length - KEEP);
-  render();
+  prepend(batch);
 }
 
 export function initEvents() { $('hide-cycles').addEventListener('change', render); }

@@ -52,3 +52,14 @@ export class Coalescer {
     if (this.again || this.waiters.length) this.start();
   }
 }
+
+// Rows of a list (style.css .rows) in chunks of CHUNK_ROWS, each a box the browser skips while it
+// is out of view: `html` is each row's markup.
+export const CHUNK_ROWS = 64;
+export function chunked(html) {
+  const out = [];
+  for (let i = 0; i < html.length; i += CHUNK_ROWS) {
+    out.push('<div class="chunk">' + html.slice(i, i + CHUNK_ROWS).join('') + '</div>');
+  }
+  return out.join('');
+}

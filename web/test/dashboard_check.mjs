@@ -58,7 +58,7 @@ const jobApiPath = (qn) => {
 function watchPhases() {
   window.__phaseSeen = {};
   const note = () => {
-    for (const row of document.querySelectorAll('#job-table tr[data-job]')) {
+    for (const row of document.querySelectorAll('#job-table [data-job]')) {
       const key = row.dataset.job + '|' + row.querySelector('.phase').textContent;
       if (!(key in window.__phaseSeen)) window.__phaseSeen[key] = Date.now();
     }
@@ -107,9 +107,9 @@ async function checkContents(page) {
   }
   if (await page.$eval('#grid', (c) => c.height) <= 0) problem('the cluster grid is empty');
   // The chart's points: the controller's samples (at least the one taken at its start) and now.
-  await page.waitForFunction(() => (Chart.getChart('share-chart')?.data.labels.length ?? 0) >= 2,
+  await page.waitForFunction(() => (window.Chart?.getChart('share-chart')?.data.labels.length ?? 0) >= 2,
     { timeout: TIMEOUT, polling: 100 }).catch(() => {});
-  report.shareChartPoints = await page.evaluate(() => Chart.getChart('share-chart')?.data.labels.length ?? 0);
+  report.shareChartPoints = await page.evaluate(() => window.Chart?.getChart('share-chart')?.data.labels.length ?? 0);
   if (report.shareChartPoints < 2) problem(`the share chart has ${report.shareChartPoints} points, not the controller's history and now`);
   await (await page.$('#cluster')).screenshot({ path: opt.out + '/dashboard-cluster.png' });
 }
@@ -147,6 +147,23 @@ async function openJobPage(page, job) {
   await page.screenshot({ path: opt.out + '/dashboard-job.png', fullPage: true });
 }
 
+// Where one load's time went (--measure-seconds): per API request of the first render its
+// bytes, the server's answer time (request sent -> first byte) and the whole fetch; and the
+// page's main-thread work (DevTools Performance.getMetrics: scripts, style, layout, all tasks).
+const METRICS = ['TaskDuration', 'ScriptDuration', 'RecalcStyleDuration', 'LayoutDuration'];
+async function mainThread(page) {
+  const m = (await page.metrics());
+  return Object.fromEntries(METRICS.map((k) => [k, m[k] ?? 0]));
+}
+const minus = (a, b) => Object.fromEntries(METRICS.map((k) => [k, Math.round((a[k] - b[k]) * 1000)]));
+async function firstLoadRequests(page) {
+  return page.evaluate(() => performance.getEntriesByType('resource')
+    .filter((r) => r.responseEnd <= window.tesseraDashboard.firstRenderMs)
+    .map((r) => ({ path: new URL(r.name).pathname + new URL(r.name).search, bytes: r.decodedBodySize,
+      startMs: Math.round(r.startTime), answerMs: Math.round(r.responseStart - r.requestStart),
+      totalMs: Math.round(r.responseEnd - r.startTime) })));
+}
+
 const percentile = (v, p) => {
   if (!v.length) return null;
   const s = [...v].sort((a, b) => a - b);
@@ -156,15 +173,24 @@ const percentile = (v, p) => {
 // First render over --reloads loads, then each event batch's delay for MEASURE_S seconds.
 async function measureAtScale(page) {
   const renders = [report.firstRenderMs];
+  report.firstLoads = [];
   for (let i = 1; i < Number(opt.reloads); i++) {
     await page.reload({ waitUntil: 'domcontentloaded' });
     await page.waitForFunction(() => document.body.dataset.ready === 'true', { timeout: TIMEOUT });
+    // The figures start again with each document: these are the load's own.
+    const work = minus(await mainThread(page), Object.fromEntries(METRICS.map((k) => [k, 0])));
     renders.push(await page.evaluate(() => window.tesseraDashboard.firstRenderMs));
+    report.firstLoads.push({ firstRenderMs: Math.round(renders[renders.length - 1]),
+      mainThreadMs: work, requests: await firstLoadRequests(page) });
   }
   report.firstRenderMsAll = renders;
   report.firstRender = { p50: percentile(renders, 50), max: Math.max(...renders) };
   const from = Date.now();  // batches applied during the reloads are not timed
+  const before = await mainThread(page);
   await new Promise((r) => setTimeout(r, MEASURE_S * 1000));
+  // The page's main thread over the window: busy ms per second of it.
+  report.windowMainThreadMsPerS = Object.fromEntries(Object.entries(minus(await mainThread(page), before))
+    .map(([k, v]) => [k, Math.round(v / MEASURE_S)]));
   const batches = (await page.evaluate(() => window.tesseraDashboard.batches))
     .filter((b) => b.appliedAt >= from);
   // Per batch: from its oldest event's commit to the page having drawn what it touched.
