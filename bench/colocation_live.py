@@ -41,7 +41,10 @@ Standard library only; run with Debian's /usr/bin/python3. Not run in CI (about 
 the defaults: two setups of 25 modelled hours at 12 s each).
 
   bench/colocation_live.py --bin-dir build --out out/colocation-two-clocks [--hours 24] \
-      [--doc docs/benchmarks.md]
+      [--autoscaler hpa|kpa] [--doc docs/benchmarks.md]
+
+`--autoscaler kpa` draws the plan with the simulator's `--autoscaler kpa` and gives the live
+service `policy: kpa` with Knative's 60 s stable window compressed (0.2 s at 12 s per hour).
   bench/colocation_live.py --bounds-of out/colocation-two-clocks/plan.json
 """
 
@@ -118,7 +121,7 @@ def run_sim(args, work):
            "--hours", f"{args.hours:g}", "--load-trace", args.load_trace,
            "--setups", "dedicated,colocate", "--colocation", colocation,
            "--dedicated-online-models", "H100", "--offline-load", f"{args.offline_load:g}",
-           "--seed", str(args.seed), "--write-plan", plan_path, "--out", out]
+           "--autoscaler", args.autoscaler, "--seed", str(args.seed), "--write-plan", plan_path, "--out", out]
     log("simulator: " + " ".join(cmd))
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     summary = json.load(open(os.path.join(out, "summary.json")))
@@ -255,7 +258,8 @@ def shape_fields(item, setup, model):
 
 def service_spec(svc, setup, plan, args, usage_dir):
     gpus, rest = shape_fields(svc, setup, "H100")
-    down = plan["scaleDownWindowSeconds"] * args.hour_seconds / 3600
+    compress = args.hour_seconds / 3600
+    down = plan["scaleDownWindowSeconds"] * compress
     engine = os.path.join(args.bin_dir, "tessera-engine-sim")
     name = svc["name"]
     if args.usage == "model":
@@ -270,9 +274,17 @@ def service_spec(svc, setup, plan, args, usage_dir):
             f"  gpusPerReplica: {gpus}\n  {rest.replace(', ', chr(10) + '  ')}\n"
             f"  slo: {{ttftMs: {args.slo_ttft_ms}, tbtMs: {args.slo_tbt_ms}}}\n"
             "  gracePeriodSeconds: 1\n"
-            f"  autoscaling: {{metric: in-flight-requests, target: {TARGET_IN_FLIGHT}, "
-            f"scaleDownStabilizationSeconds: {round(down)}}}\n"
+            f"  autoscaling: {{{policy_fields(plan, compress)}metric: in-flight-requests, "
+            f"target: {TARGET_IN_FLIGHT}, scaleDownStabilizationSeconds: {round(down)}}}\n"
             f"  shell: true\n  command: [{json.dumps(run)}]\n")
+
+
+def policy_fields(plan, compress):
+    """The plan's autoscaler policy as spec fields; kpa's stable window (Knative's 60 s, in the
+    simulator too) compressed like every other window."""
+    if plan.get("autoscalePolicy", "hpa") != "kpa":
+        return ""
+    return f"policy: kpa, stableWindowSeconds: {60 * compress:.3f}, "
 
 
 def offline_spec(name, task, seconds, setup):
@@ -662,6 +674,8 @@ def add_arguments(p):
     p.add_argument("--slo-ttft-ms", type=int, default=2000)
     p.add_argument("--slo-tbt-ms", type=int, default=500)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--autoscaler", choices=("hpa", "kpa"), default="hpa",
+                   help="the autoscaler's policy in both clocks (docs/autoscaling.md)")
     p.add_argument("--load-trace", default=os.path.join(
         REPO, "..", "shared", "traces", "azure-llm-2023", "AzureLLMInferenceTrace_conv.csv"))
     p.add_argument("--keep", action="store_true", help="keep each setup's state and logs")

@@ -111,8 +111,10 @@ void PrintJob(const Json& j) {
   }
   if (j.contains("autoscaling")) {  // docs/autoscaling.md
     const auto& a = j["autoscaling"];
-    line("Autoscaling:", a.value("metric", "") + " target " + Number(a.value("target", 0.0)) +
-                             " per replica; " + std::to_string(a.value("desiredReplicas", 0)) +
+    const std::string policy = a.value("policy", "hpa");
+    line("Autoscaling:", (policy == "hpa" ? "" : policy + ": ") + a.value("metric", "") +
+                             " target " + Number(a.value("target", 0.0)) + " per replica; " +
+                             std::to_string(a.value("desiredReplicas", 0)) +
                              " replica(s) wanted, " +
                              std::to_string(a.value("drainingReplicas", 0)) + " draining; last " +
                              Number(a.value("lastValue", 0.0)) + " over " +

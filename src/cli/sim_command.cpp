@@ -92,7 +92,10 @@ struct SimFlags {
   double target_utilisation = 0.7;
   double trough = 0.35;
   double usage_window_minutes = 10;
-  double scale_down_window_minutes = 5;
+  double scale_down_window_minutes = 5;  // with --autoscaler kpa: 0 unless given
+  std::string autoscaler = "hpa";
+  bool scale_down_window_given = false;
+  double step_seconds = 60;
   std::string load_trace;
   std::string plan;        // a plan file to run instead of drawing (docs/colocation.md)
   std::string write_plan;  // where to write the workload drawn or read
@@ -425,6 +428,17 @@ int RunColocation(const SimFlags& flags) {
   options.usage_window = FromSeconds(flags.usage_window_minutes * 60);
   if (!(flags.scale_down_window_minutes >= 0)) return Fail("--scale-down-window: must be >= 0");
   options.scale_down_window = FromSeconds(flags.scale_down_window_minutes * 60);
+  auto policy = ParseAutoscalePolicy(flags.autoscaler);
+  if (!policy) {
+    return Fail("--autoscaler: '" + flags.autoscaler + "' is unknown (" +
+                std::string(kAutoscalePolicyNames) + ")");
+  }
+  options.autoscale_policy = *policy;
+  if (*policy == AutoscalePolicy::kKpa && !flags.scale_down_window_given)
+    options.scale_down_window = FromSeconds(kDefaultKpaScaleDownDelaySeconds);
+  if (!(flags.step_seconds >= 1 && flags.step_seconds <= 3600))
+    return Fail("--step-seconds: must be between 1 and 3600");
+  options.step = FromSeconds(flags.step_seconds);
   options.placement = flags.placement;
   options.seed = flags.seed;
   options.dedicated_online_models = flags.dedicated_online_models;
@@ -786,7 +800,16 @@ void RegisterSimCommand(CLI::App& app) {
                   "daily curve");
   sim->add_option("--scale-down-window", flags->scale_down_window_minutes,
                   "colocation: minutes over which the autoscaler keeps the most replicas wanted "
-                  "before scaling down (HPA's default 5)")
+                  "before scaling down (HPA's default 5; Knative's scale-down delay 0 with "
+                  "--autoscaler kpa)")
+      ->capture_default_str()
+      ->each([flags](const std::string&) { flags->scale_down_window_given = true; });
+  sim->add_option("--autoscaler", flags->autoscaler,
+                  "colocation: the autoscaler's policy, hpa (Kubernetes HPA) or kpa (Knative's "
+                  "stable and panic windows)")
+      ->capture_default_str();
+  sim->add_option("--step-seconds", flags->step_seconds,
+                  "colocation: seconds per step (the autoscaler and the scheduler act once a step)")
       ->capture_default_str();
   sim->add_option("--write-plan", flags->write_plan,
                   "colocation: write the workload (services' loads per step, offline tasks) to "

@@ -16,6 +16,16 @@ std::string_view AutoscaleMetricName(AutoscaleMetric m) {
   return "in-flight-requests";
 }
 
+std::string_view AutoscalePolicyName(AutoscalePolicy p) {
+  return p == AutoscalePolicy::kKpa ? "kpa" : "hpa";
+}
+
+std::optional<AutoscalePolicy> ParseAutoscalePolicy(std::string_view s) {
+  if (s == "hpa") return AutoscalePolicy::kHpa;
+  if (s == "kpa") return AutoscalePolicy::kKpa;
+  return std::nullopt;
+}
+
 std::optional<AutoscaleMetric> ParseAutoscaleMetric(std::string_view s) {
   for (AutoscaleMetric m : {AutoscaleMetric::kInFlightRequests, AutoscaleMetric::kQueueLength,
                             AutoscaleMetric::kKvCacheUtilization, AutoscaleMetric::kTtftP90}) {

@@ -156,7 +156,8 @@ Json JobDetail(const ControllerState& state, const JobState& job) {
   j["units"] = std::move(units);
   if (auto scale = state.scaling.find(job.rec.id); scale != state.scaling.end()) {
     const ServiceScale& sc = scale->second;
-    j["autoscaling"] = {{"metric", std::string(AutoscaleMetricName(job.spec.autoscaling->metric))},
+    j["autoscaling"] = {{"policy", std::string(AutoscalePolicyName(job.spec.autoscaling->policy))},
+                        {"metric", std::string(AutoscaleMetricName(job.spec.autoscaling->metric))},
                         {"target", job.spec.autoscaling->target},
                         {"desiredReplicas", sc.desired},
                         {"drainingReplicas", sc.draining.size()},

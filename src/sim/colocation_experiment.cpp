@@ -339,6 +339,7 @@ Result<ColocationRun> RunSetup(const Cluster& cluster, const Workloads& wl,
   std::vector<Autoscaler> autoscalers;
   for (const Service& svc : wl.services) {
     AutoscalerConfig config;
+    config.spec.policy = o.autoscale_policy;
     config.spec.metric = AutoscaleMetric::kInFlightRequests;  // the demand, in replicas
     config.spec.target = 1;
     config.spec.scale_down_stabilization_seconds = static_cast<int>(window / kSecond);
@@ -488,9 +489,10 @@ Result<ColocationRun> RunSetup(const Cluster& cluster, const Workloads& wl,
     }
 
     // 5. Autoscaler (sched/autoscale/, the live controller's): the demand in replicas at the
-    //    target utilisation, ceil(max_replicas × load), at least one; up at once, down only to
-    //    the most wanted over the stabilisation window (Kubernetes' HPA scale-down
-    //    stabilisation); no tolerance (the demand is exact here); newest replicas go first.
+    //    target utilisation, max_replicas × load, at least one replica. hpa: ceil of it, up at
+    //    once, down only to the most wanted over the stabilisation window (Kubernetes' HPA
+    //    scale-down stabilisation), no tolerance (the demand is exact here); kpa: Knative's
+    //    stable and panic windows over the samples. Newest replicas go first.
     for (std::size_t s = 0; s < wl.services.size(); ++s) {
       const Service& svc = wl.services[s];
       const int current = static_cast<int>(replicas[s].size());

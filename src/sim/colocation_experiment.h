@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/autoscaling.h"
 #include "core/cluster.h"
 #include "core/colocation_config.h"
 #include "core/status.h"
@@ -42,8 +43,12 @@ struct ColocationOptions {
   // Simulated before the horizon and not measured, so that the fleet is up and the cluster
   // full of offline work when measuring starts.
   Tick warmup = 60 * kMinute;
+  // The autoscaler's policy (docs/autoscaling.md): hpa, or kpa with Knative's default windows
+  // (stable 60 s, panic 10% of it, panic threshold 200%).
+  AutoscalePolicy autoscale_policy = AutoscalePolicy::kHpa;
   // The autoscaler scales down only to the most replicas wanted over this window (Kubernetes'
-  // HPA default --horizontal-pod-autoscaler-downscale-stabilization: 5 min).
+  // HPA default --horizontal-pod-autoscaler-downscale-stabilization: 5 min; for kpa Knative's
+  // scale-down-delay, default 0).
   Tick scale_down_window = 5 * kMinute;
   // Replicas report the highest use of this window to the scheduler (the oversell credit's
   // `used`); one step = the use of the step.

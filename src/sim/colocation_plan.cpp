@@ -107,6 +107,7 @@ nlohmann::json ColocationPlanJson(const ColocationWorkload& w, const ColocationO
           {"stepSeconds", ToSeconds(o.step)},
           {"warmupSeconds", ToSeconds(o.warmup)},
           {"horizonSeconds", ToSeconds(o.horizon)},
+          {"autoscalePolicy", AutoscalePolicyName(o.autoscale_policy)},
           {"scaleDownWindowSeconds", ToSeconds(o.scale_down_window)},
           {"usageWindowSeconds", ToSeconds(o.usage_window)},
           {"targetUtilisation", o.target_utilisation},
@@ -140,6 +141,15 @@ Result<ColocationWorkload> ReadColocationPlan(const std::string& path, Colocatio
     auto v = r.Number(j, "", t.key, t.lo, t.hi);
     if (!v) return std::unexpected(v.error());
     *t.into = FromSeconds(*v);
+  }
+  if (j.contains("autoscalePolicy")) {  // absent in plans written before kpa: hpa
+    const auto& p = j["autoscalePolicy"];
+    auto policy = p.is_string() ? ParseAutoscalePolicy(p.get<std::string>()) : std::nullopt;
+    if (!policy) {
+      return std::unexpected(
+          r.Fail("autoscalePolicy", "must be " + std::string(kAutoscalePolicyNames)));
+    }
+    timing.autoscale_policy = *policy;
   }
   auto u = r.Number(j, "", "targetUtilisation", 1e-9, 1);
   if (!u) return std::unexpected(u.error());

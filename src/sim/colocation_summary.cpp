@@ -26,6 +26,8 @@ nlohmann::json ColocationHeadJson(const ColocationResult& r, const ColocationOpt
             {"target_utilisation", o.target_utilisation},
             {"trough", o.trough},
             {"usage_window_seconds", ToSeconds(o.usage_window)},
+            {"autoscale_policy", AutoscalePolicyName(o.autoscale_policy)},
+            {"scale_down_window_seconds", ToSeconds(o.scale_down_window)},
             {"peak_hour", o.peak_hour},
             {"burst_minutes", o.burst.size()},
             {"placement", o.placement},

@@ -157,6 +157,7 @@ class Validator {
     errors_.push_back({std::move(field), std::move(reason)});
   }
   bool ok() const { return errors_.empty(); }
+  std::size_t errors() const { return errors_.size(); }
 
   static std::string Join(const std::string& path, const std::string& key) {
     return path.empty() ? key : path + "." + key;
@@ -213,6 +214,19 @@ class Validator {
     }
     Fail(field, "must be an integer, got " + Describe(*v));
     return std::nullopt;
+  }
+
+  // A finite number in (lo, hi], or [lo, hi] when `lo_included`; `range` says which in words.
+  std::optional<double> Number(const Json& obj, const std::string& path, const std::string& key,
+                               double lo, double hi, bool lo_included, const std::string& range) {
+    const Json* v = Find(obj, key);
+    if (v == nullptr) return std::nullopt;
+    const double d = v->is_number() ? v->get<double>() : std::nan("");
+    if (!std::isfinite(d) || d > hi || d < lo || (d == lo && !lo_included)) {
+      Fail(Join(path, key), "must be a number " + range + ", got " + Describe(*v));
+      return std::nullopt;
+    }
+    return d;
   }
 
   std::optional<bool> Bool(const Json& obj, const std::string& path, const std::string& key) {
@@ -521,22 +535,72 @@ void ParseRouting(Validator& val, const Json& routing, JobSpec& spec) {
   }
 }
 
+// spec.autoscaling's policy (hpa, the default, or kpa) and the windows that belong to it: HPA's
+// scale-up window; Knative's stable window, panic window share and panic threshold (bounds as
+// Knative's but for the stable window, which may be under its 6 s for time-compressed replays).
+// A field of the other policy is refused rather than ignored.
+bool ParseAutoscalePolicyFields(Validator& val, const Json& a, const std::string& path,
+                                AutoscalingSpec& as) {
+  if (const Json* p = val.Find(a, "policy")) {
+    auto name = val.String(*p, path + ".policy", 16);
+    if (!name) return false;
+    auto policy = ParseAutoscalePolicy(*name);
+    if (!policy) {
+      val.Fail(path + ".policy", "unknown policy " + DumpJson(Json(*name)) + " (" +
+                                     std::string(kAutoscalePolicyNames) + ")");
+      return false;
+    }
+    as.policy = *policy;
+  }
+  const bool kpa = as.policy == AutoscalePolicy::kKpa;
+  bool ok = true;
+  for (const char* key : {"stableWindowSeconds", "panicWindowPercentage",
+                          "panicThresholdPercentage", "scaleUpStabilizationSeconds"}) {
+    const bool kpa_field = std::string_view(key) != "scaleUpStabilizationSeconds";
+    if (val.Find(a, key) != nullptr && kpa_field != kpa) {
+      val.Fail(path + "." + key,
+               std::string("is not a field of policy ") + (kpa ? "kpa" : "hpa (give policy: kpa)"));
+      ok = false;
+    }
+  }
+  if (!ok) return false;
+  if (kpa) {
+    as.scale_down_stabilization_seconds = kDefaultKpaScaleDownDelaySeconds;
+    const std::size_t errors_before = val.errors();
+    if (auto v = val.Number(a, path, "stableWindowSeconds", 0, kMaxStabilizationSeconds, false,
+                            "above 0, at most 3600"))
+      as.stable_window_seconds = *v;
+    if (auto v = val.Number(a, path, "panicWindowPercentage", 1, 100, true, "from 1 to 100"))
+      as.panic_window_percentage = *v;
+    if (auto v =
+            val.Number(a, path, "panicThresholdPercentage", 110, 1000, true, "from 110 to 1000"))
+      as.panic_threshold_percentage = *v;
+    return val.errors() == errors_before;
+  }
+  if (auto v = val.Int(a, path, "scaleUpStabilizationSeconds", 0, kMaxStabilizationSeconds, false))
+    as.scale_up_stabilization_seconds = static_cast<int>(*v);
+  return true;
+}
+
 // spec.autoscaling (docs/autoscaling.md): the metric by name, a target above 0 (at most 1 for
-// the KV-cache usage, a ratio), HPA's stabilisation windows in seconds. `path` is where it was
+// the KV-cache usage, a ratio), the policy and its windows (seconds). `path` is where it was
 // given (spec.autoscaling, or spec.replicas.autoscaling as DESIGN.md places it).
 void ParseAutoscaling(Validator& val, const Json& a, const std::string& path, JobSpec& spec) {
   if (!a.is_object()) {
     val.Fail(path,
-             "must be an object {metric, target, scaleUpStabilizationSeconds, "
-             "scaleDownStabilizationSeconds}, got " +
+             "must be an object {policy, metric, target, scaleUpStabilizationSeconds, "
+             "scaleDownStabilizationSeconds, stableWindowSeconds, panicWindowPercentage, "
+             "panicThresholdPercentage}, got " +
                  Describe(a));
     return;
   }
   val.CheckKeys(
-      a, path, {"metric", "target", "scaleUpStabilizationSeconds", "scaleDownStabilizationSeconds"},
+      a, path,
+      {"policy", "metric", "target", "scaleUpStabilizationSeconds", "scaleDownStabilizationSeconds",
+       "stableWindowSeconds", "panicWindowPercentage", "panicThresholdPercentage"},
       "");
   AutoscalingSpec as;
-  bool ok = true;
+  bool ok = ParseAutoscalePolicyFields(val, a, path, as);
   if (auto m = val.StringField(a, path, "metric", 64, true)) {
     if (auto metric = ParseAutoscaleMetric(*m)) {
       as.metric = *metric;
@@ -562,8 +626,6 @@ void ParseAutoscaling(Validator& val, const Json& a, const std::string& path, Jo
   } else {
     as.target = t->get<double>();
   }
-  if (auto v = val.Int(a, path, "scaleUpStabilizationSeconds", 0, kMaxStabilizationSeconds, false))
-    as.scale_up_stabilization_seconds = static_cast<int>(*v);
   if (auto v =
           val.Int(a, path, "scaleDownStabilizationSeconds", 0, kMaxStabilizationSeconds, false))
     as.scale_down_stabilization_seconds = static_cast<int>(*v);
@@ -1375,8 +1437,15 @@ Json JobSpecToJson(const JobSpec& spec) {
           s["autoscaling"] = {
               {"metric", AutoscaleMetricName(a.metric)},
               {"target", a.target},
-              {"scaleUpStabilizationSeconds", a.scale_up_stabilization_seconds},
               {"scaleDownStabilizationSeconds", a.scale_down_stabilization_seconds}};
+          if (a.policy == AutoscalePolicy::kKpa) {
+            s["autoscaling"]["policy"] = AutoscalePolicyName(a.policy);
+            s["autoscaling"]["stableWindowSeconds"] = a.stable_window_seconds;
+            s["autoscaling"]["panicWindowPercentage"] = a.panic_window_percentage;
+            s["autoscaling"]["panicThresholdPercentage"] = a.panic_threshold_percentage;
+          } else {
+            s["autoscaling"]["scaleUpStabilizationSeconds"] = a.scale_up_stabilization_seconds;
+          }
         }
         if (!spec.routing_policy.empty() || spec.routing_block_tokens != 16) {
           s["routing"] = {{"blockTokens", spec.routing_block_tokens}};

@@ -1,5 +1,6 @@
 // The InferenceService autoscaler (sched/autoscale/): Kubernetes HPA's formula, tolerance and
-// stabilisation windows, worked by hand.
+// stabilisation windows, and Knative's KPA (stable and panic windows, scale rates), worked by
+// hand.
 #include "sched/autoscale/autoscaler.h"
 
 #include <gtest/gtest.h>
@@ -108,6 +109,62 @@ TEST(AutoscalerTest, SameSamplesSameDecisions) {
     return out;
   };
   EXPECT_EQ(run(), run());
+}
+
+AutoscalerConfig Kpa(int min, int max) {
+  AutoscalerConfig c = Config(AutoscaleMetric::kInFlightRequests, 1, min, max);
+  c.spec.policy = AutoscalePolicy::kKpa;
+  c.spec.scale_down_stabilization_seconds = 0;  // Knative's scale-down delay default
+  return c;
+}
+
+TEST(KpaTest, StableModeTakesTheStableWindowsMean) {
+  Autoscaler a(Kpa(1, 16));                  // stable 60 s, panic 6 s, threshold 200%
+  EXPECT_EQ(a.Desired(4, At(0, 4, 4)), 4);   // a new autoscaler with 4 running starts panicking
+  EXPECT_EQ(a.Desired(4, At(61, 4, 4)), 4);  // that panic is over a stable window later
+  EXPECT_EQ(a.Desired(4, At(70, 4, 4)), 4);
+  // 7 wanted now: the stable mean over (20, 80] is (4 + 4 + 7) / 3 = 5; the panic window's 7
+  // (its one sample) is under 200% of the 4 ready.
+  EXPECT_EQ(a.Desired(4, At(80, 4, 7)), 5);
+  // Falling to 1: the mean over (30, 90], (4 + 4 + 7 + 1) / 4 = 4, not the last sample.
+  EXPECT_EQ(a.Desired(5, At(90, 5, 1)), 4);
+}
+
+TEST(KpaTest, PanicsOnASharpRiseAndDoesNotScaleDownUntilAStableWindowPassed) {
+  Autoscaler a(Kpa(1, 16));
+  for (int t = 0; t <= 50; t += 10) EXPECT_EQ(a.Desired(2, At(t, 2, 2)), 2);  // 2 ready, 2 wanted
+  // 8 wanted: the panic window (the last sample) asks for 4× the 2 ready → panic; the stable
+  // mean over (0, 60] is (5 × 2 + 8) / 6 = 3, the panic count 8 is taken.
+  EXPECT_EQ(a.Desired(2, At(60, 2, 8)), 8);
+  // The load is gone, but no scale-down while panicking (60 s after the last sample over).
+  EXPECT_EQ(a.Desired(8, At(70, 8, 2)), 8);
+  EXPECT_EQ(a.Desired(8, At(120, 8, 2)), 8);
+  // Out of panic: the stable mean over (70, 130] is 2, but at most halving per decision
+  // (Knative's max scale-down rate 2): 4, then 2.
+  EXPECT_EQ(a.Desired(8, At(130, 8, 2)), 4);
+  EXPECT_EQ(a.Desired(4, At(140, 4, 2)), 2);
+}
+
+TEST(KpaTest, ScaleDownDelayKeepsTheMostWanted) {
+  AutoscalerConfig c = Kpa(1, 16);
+  c.spec.stable_window_seconds = 10;  // one sample per window: the mean is the sample
+  c.spec.scale_down_stabilization_seconds = 30;
+  Autoscaler a(c);
+  EXPECT_EQ(a.Desired(1, At(0, 1, 1)), 1);
+  EXPECT_EQ(a.Desired(1, At(10, 1, 1.5)), 2);  // 2 is 200% of the 1 ready: panic, 2
+  // The panic ended (10 s without a sample over), but the delay keeps the 2 of t=10.
+  EXPECT_EQ(a.Desired(2, At(30, 2, 1)), 2);
+  EXPECT_EQ(a.Desired(2, At(40, 2, 1)), 1);  // the 2 of t=10 is 30 s old: gone
+}
+
+TEST(KpaTest, ScalesFromZeroAndKeepsTheScaleWithoutData) {
+  AutoscalerConfig c = Kpa(0, 4);
+  c.spec.metric = AutoscaleMetric::kKvCacheUtilization;
+  c.spec.target = 0.5;
+  Autoscaler a(c);
+  EXPECT_EQ(a.Desired(0, At(0, 0, 0)), 0);     // nothing measured, nothing waiting
+  EXPECT_EQ(a.Desired(0, At(1, 0, 0, 1)), 1);  // a request waits: one replica
+  EXPECT_EQ(a.Desired(3, At(2, 0, 0)), 3);     // no replica answered: the scale stays
 }
 
 }  // namespace

@@ -182,6 +182,7 @@ TEST(ColocationPlanTest, PlanReadBackRunsLikeTheDraw) {
   ColocationOptions o = SmallOptions();
   o.horizon = 3 * 60 * kMinute;
   o.burst = {0.5, 1.5, 1.0};
+  o.autoscale_policy = AutoscalePolicy::kKpa;  // carried by the plan too
   auto drawn = DrawColocationWorkload(c, {}, o);
   ASSERT_TRUE(drawn) << drawn.error().message;
   ASSERT_EQ(drawn->loads.size(), drawn->services.size());
@@ -191,6 +192,7 @@ TEST(ColocationPlanTest, PlanReadBackRunsLikeTheDraw) {
   auto read = ReadColocationPlan(path, read_options);
   ASSERT_TRUE(read) << read.error().message;
   EXPECT_EQ(read_options.horizon, o.horizon);
+  EXPECT_EQ(read_options.autoscale_policy, AutoscalePolicy::kKpa);
   EXPECT_EQ(read->offline.size(), drawn->offline.size());
   auto a = RunColocationWorkload(c, *drawn, o);
   auto b = RunColocationWorkload(c, *read, read_options);
@@ -217,6 +219,38 @@ TEST(ColocationPlanTest, PlanReadBackRunsLikeTheDraw) {
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("services[0].load: must list one load"), std::string::npos)
       << bad.error().message;
+  plan = ColocationPlanJson(*drawn, o);
+  plan["autoscalePolicy"] = "vpa";
+  bad = ReadColocationPlan(TempFile("policy-plan.json", plan.dump()), read_options);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("autoscalePolicy: must be hpa or kpa"), std::string::npos)
+      << bad.error().message;
+}
+
+// The autoscaler acts a step after the load it measured: with one-minute steps every rise of
+// the minute's load is served a minute late whatever the policy; at 10 s steps, 10 s late.
+// Knative's KPA, with no scale-down window, holds fewer replicas than HPA's 5 minutes.
+TEST(ColocationExperimentTest, KpaAtTenSecondStepsServesRisesSoonerAndHoldsLessThanHpa) {
+  const Cluster c = SmallCluster();
+  ColocationOptions o = SmallOptions();
+  o.horizon = 3 * 60 * kMinute;
+  o.burst = {0.5, 1.5, 1.0, 0.7};
+  o.setups.erase(o.setups.begin(), o.setups.begin() + 2);  // colocate-0
+  o.setups.resize(1);
+  auto hpa = RunColocationExperiment(c, {}, o);
+  o.autoscale_policy = AutoscalePolicy::kKpa;
+  o.scale_down_window = 0;
+  auto kpa_minute = RunColocationExperiment(c, {}, o);
+  o.step = 10 * kSecond;
+  auto kpa_10s = RunColocationExperiment(c, {}, o);
+  ASSERT_TRUE(hpa && kpa_minute && kpa_10s);
+  const ColocationRun& h = hpa->runs[0];
+  const ColocationRun& k60 = kpa_minute->runs[0];
+  const ColocationRun& k10 = kpa_10s->runs[0];
+  EXPECT_GT(k10.slo_attainment, k60.slo_attainment);
+  EXPECT_LT(k60.online_replica_seconds, h.online_replica_seconds);
+  EXPECT_LT(k10.online_replica_seconds, h.online_replica_seconds);
+  EXPECT_DOUBLE_EQ(k10.static_peak_replica_seconds, h.static_peak_replica_seconds);
 }
 
 // --dedicated-online-models: the named models' nodes are the online pool, so a bench can give

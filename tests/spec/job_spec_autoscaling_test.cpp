@@ -103,5 +103,54 @@ TEST(JobSpecAutoscalingTest, BadValuesAreRefusedNamingTheField) {
             "spec.autoscaling.window: unknown field");
 }
 
+TEST(JobSpecAutoscalingTest, KpaPolicyWithKnativesDefaultsAndRoundTrips) {
+  auto spec = ParseJobSpec(Service(
+      "{min: 1, max: 4}", "  autoscaling: {policy: kpa, metric: in-flight-requests, target: 2}\n"));
+  ASSERT_TRUE(spec) << spec.error().message;
+  const AutoscalingSpec& a = *spec->autoscaling;
+  EXPECT_EQ(a.policy, AutoscalePolicy::kKpa);
+  EXPECT_DOUBLE_EQ(a.stable_window_seconds, 60);
+  EXPECT_DOUBLE_EQ(a.panic_window_percentage, 10);
+  EXPECT_DOUBLE_EQ(a.panic_threshold_percentage, 200);
+  EXPECT_EQ(a.scale_down_stabilization_seconds, 0);  // Knative's scale-down delay
+  auto set = ParseJobSpec(Service("{min: 1, max: 4}",
+                                  "  autoscaling: {policy: kpa, metric: queue-length, target: 2, "
+                                  "stableWindowSeconds: 0.2, panicWindowPercentage: 25, "
+                                  "panicThresholdPercentage: 150, "
+                                  "scaleDownStabilizationSeconds: 30}\n"));
+  ASSERT_TRUE(set) << set.error().message;
+  EXPECT_DOUBLE_EQ(set->autoscaling->stable_window_seconds, 0.2);
+  EXPECT_DOUBLE_EQ(set->autoscaling->panic_window_percentage, 25);
+  EXPECT_DOUBLE_EQ(set->autoscaling->panic_threshold_percentage, 150);
+  EXPECT_EQ(set->autoscaling->scale_down_stabilization_seconds, 30);
+  auto again = ParseJobSpec(DumpJson(JobSpecToJson(*set)));
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, *set);
+  auto hpa = ParseJobSpec(Service(
+      "{min: 1, max: 4}", "  autoscaling: {policy: hpa, metric: queue-length, target: 2}\n"));
+  ASSERT_TRUE(hpa) << hpa.error().message;
+  EXPECT_EQ(hpa->autoscaling->policy, AutoscalePolicy::kHpa);
+}
+
+TEST(JobSpecAutoscalingTest, BadPolicyValuesAreRefusedNamingTheField) {
+  const std::string head = "  autoscaling: {metric: queue-length, target: 1, ";
+  EXPECT_EQ(ErrorOf(Service("{min: 1, max: 2}", head + "policy: vpa}\n")),
+            "spec.autoscaling.policy: unknown policy \"vpa\" (hpa or kpa)");
+  EXPECT_EQ(ErrorOf(Service("{min: 1, max: 2}", head + "stableWindowSeconds: 60}\n")),
+            "spec.autoscaling.stableWindowSeconds: is not a field of policy hpa (give policy: "
+            "kpa)");
+  EXPECT_EQ(
+      ErrorOf(Service("{min: 1, max: 2}", head + "policy: kpa, scaleUpStabilizationSeconds: 5}\n")),
+      "spec.autoscaling.scaleUpStabilizationSeconds: is not a field of policy kpa");
+  EXPECT_EQ(ErrorOf(Service("{min: 1, max: 2}", head + "policy: kpa, stableWindowSeconds: 0}\n")),
+            "spec.autoscaling.stableWindowSeconds: must be a number above 0, at most 3600, got 0");
+  EXPECT_EQ(
+      ErrorOf(Service("{min: 1, max: 2}", head + "policy: kpa, panicThresholdPercentage: 100}\n")),
+      "spec.autoscaling.panicThresholdPercentage: must be a number from 110 to 1000, got 100");
+  EXPECT_EQ(
+      ErrorOf(Service("{min: 1, max: 2}", head + "policy: kpa, panicWindowPercentage: \"10%\"}\n")),
+      "spec.autoscaling.panicWindowPercentage: must be a number from 1 to 100, got string \"10%\"");
+}
+
 }  // namespace
 }  // namespace tessera

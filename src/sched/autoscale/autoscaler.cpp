@@ -10,12 +10,12 @@ namespace {
 // Guards ceil() against a ratio a rounding error above a whole number (3.0000000001 → 3).
 constexpr double kCeilSlack = 1e-9;
 
+}  // namespace
+
 int CeilReplicas(double x) {
   if (!(x > 0)) return 0;
   return static_cast<int>(std::min(std::ceil(x - kCeilSlack), 1e6));
 }
-
-}  // namespace
 
 int RecommendReplicas(const AutoscalerConfig& config, int current, const AutoscaleSample& sample) {
   const double target = config.spec.target;
@@ -36,7 +36,29 @@ int RecommendReplicas(const AutoscalerConfig& config, int current, const Autosca
   return desired;
 }
 
+std::optional<double> DemandInReplicas(const AutoscalerConfig& config,
+                                       const AutoscaleSample& sample) {
+  const double target = config.spec.target;
+  if (IsSummedMetric(config.spec.metric)) return std::max(0.0, sample.value) / target;
+  if (sample.replicas == 0) return std::nullopt;
+  return std::max(0.0, sample.value) / target * sample.replicas;
+}
+
 int Autoscaler::Desired(int current, const AutoscaleSample& sample) {
+  const int desired = config_.spec.policy == AutoscalePolicy::kKpa ? DesiredKpa(current, sample)
+                                                                   : DesiredHpa(current, sample);
+  return std::clamp(desired, config_.min_replicas, config_.max_replicas);
+}
+
+int Autoscaler::HoldForWindow(Tick now, Tick window, int replicas) {
+  while (!history_.empty() && history_.front().at <= now - window) history_.pop_front();
+  int held = replicas;
+  for (const Recommendation& r : history_) held = std::max(held, r.replicas);
+  history_.push_back({now, replicas});
+  return held;
+}
+
+int Autoscaler::DesiredHpa(int current, const AutoscaleSample& sample) {
   const int recommended = RecommendReplicas(config_, current, sample);
   const Tick up_window = config_.spec.scale_up_stabilization_seconds * kSecond;
   const Tick down_window = config_.spec.scale_down_stabilization_seconds * kSecond;
@@ -52,7 +74,7 @@ int Autoscaler::Desired(int current, const AutoscaleSample& sample) {
   int desired = current;
   if (desired < up) desired = up;
   if (desired > down) desired = down;
-  return std::clamp(desired, config_.min_replicas, config_.max_replicas);
+  return desired;
 }
 
 }  // namespace tessera
