@@ -4,10 +4,11 @@
 Runs `tessera bench serving` RUNS times per router, one at a time, and prints the markdown table
 docs/serving.md carries: mean TTFT and prefix hit rate live and simulated, their differences,
 the live figures against the mean of the simulator's jittered runs, how many requests hit
-differently, and the load average at the start and the end of each run. tessera, prefix and
-round-robin replay requests 2,400-3,899 of the Mooncake conversation trace (600 warm-up + 900
-measured) at --time-scale 0.5; least-request, whose figures only average out over more
-requests, 1,200-5,999 (1,200 + 3,600) at --time-scale 0.25. About 60 minutes for 3 runs each.
+differently, and the load average at the start and the end of each run. tessera and prefix
+replay requests 2,400-3,899 of the Mooncake conversation trace (600 warm-up + 900 measured) at
+--time-scale 0.5; least-request and round-robin, whose figures only average out over more
+requests (count-driven decisions; long prefixes at the edge of the LRU), 1,200-5,999 (1,200 +
+3,600) at --time-scale 0.25. About 65 minutes for 3 runs each.
 
 Standard library only; run with Debian's /usr/bin/python3.
 """
@@ -26,7 +27,7 @@ TRACE = "../shared/traces/mooncake-2025/conversation_trace.jsonl"
 SLICES = {
     "tessera": (2400, 600, 900, 0.5),
     "prefix": (2400, 600, 900, 0.5),
-    "round-robin": (2400, 600, 900, 0.5),
+    "round-robin": (1200, 1200, 3600, 0.25),
     "least-request": (1200, 1200, 3600, 0.25),
 }
 
