@@ -138,29 +138,10 @@ std::optional<Denial> RequestGuard::CheckAgentNodes(const httplib::Request& req,
   return Check(req, AccessRequest{Action::kAgent, "", nodes});
 }
 
+// One node is a batch of one: the same checks, the same answers.
 std::expected<RegistrationGrant, Denial> RequestGuard::AdmitRegistration(
     const httplib::Request& req, const std::string& node) const {
-  const std::string bearer = BearerOf(req);
-  const auto covered = nodes_->NodesOf(bearer);
-  if (covered.contains(node)) return RegistrationGrant{bearer, false};
-  if (nodes_->HasCredential(node)) {
-    return std::unexpected(
-        Denial{bearer.empty() ? 401 : 403,
-               "node " + node +
-                   " is registered with a credential of its own; only that credential may register "
-                   "it again"});
-  }
-  std::string bootstrap = req.get_header_value("X-Tessera-Bootstrap-Token");
-  if (bootstrap.empty()) bootstrap = bearer;
-  if (!nodes_->IsBootstrapToken(bootstrap)) {
-    return std::unexpected(Denial{bootstrap.empty() ? 401 : 403,
-                                  "registering a new node needs the cluster's bootstrap token "
-                                  "(tessera-agent --bootstrap-token-file)"});
-  }
-  if (!covered.empty()) return RegistrationGrant{bearer, false};  // one more emulated node
-  auto secret = RandomSecret();
-  if (!secret) return std::unexpected(Denial{500, secret.error().message});
-  return RegistrationGrant{*secret, true};
+  return AdmitRegistrations(req, std::vector<std::string>{node});
 }
 
 Status RequestGuard::CompleteRegistration(const RegistrationGrant& grant,
